@@ -1,0 +1,1 @@
+"""ifpo data_builders."""

@@ -1,0 +1,1 @@
+"""ifpo eval_hooks."""

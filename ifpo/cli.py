@@ -1,0 +1,53 @@
+"""The ``ifpo`` console command: a thin dispatcher to each subcommand's own module.
+
+Subcommands are listed explicitly below (name -> "module:function", help). Each target takes
+``argv: list[str]`` and returns an exit code; it is imported only when called, so ``ifpo --help``
+stays fast and one subcommand's heavy imports (torch, transformers) never slow another.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import sys
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("verifiers.schema:cli_main", "validate an items JSONL file and print a summary or every error"),
+    "constraints": ("verifiers.constraints:cli_main", "list the registered constraint types and their parameters"),
+    "score": ("verifiers.score:cli_main", "score responses against items with the verifier suite; write REPORT.json"),
+    "tiny-model": ("train.tiny_model:cli_main", "write a tiny random Qwen3-VL (tokenizer, processor, model) offline"),
+    "sample": ("data_builders.sample_benchmark.cli:cli_main", "regenerate the bundled sample benchmark (media + items)"),
+}
+
+
+def _usage() -> str:
+    width = max(len(n) for n in SUBCOMMANDS)
+    lines = ["usage: ifpo <command> [args...]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
+    lines += ["", "Run `ifpo <command> --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    if argv[0] == "--version":
+        from ifpo import __version__
+
+        print(f"ifpo {__version__}")
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in SUBCOMMANDS:
+        close = difflib.get_close_matches(name, SUBCOMMANDS, n=2, cutoff=0.5)
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        print(f"ifpo: unknown command {name!r}.{hint}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name, func_name = SUBCOMMANDS[name][0].split(":")
+    func = getattr(importlib.import_module(module_name), func_name)
+    return int(func(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

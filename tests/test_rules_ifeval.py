@@ -1,0 +1,382 @@
+"""Truth tables for IFEval's 25 ids (strict mode), plus the param contract they share."""
+
+from __future__ import annotations
+
+import pytest
+
+import verifiers.rules.ifeval  # noqa: F401  (registration)
+from verifiers.registry import REGISTRY, MissingParamError, run_checker
+
+IFEVAL_IDS = [
+    "keywords:existence",
+    "keywords:frequency",
+    "keywords:forbidden_words",
+    "keywords:letter_frequency",
+    "language:response_language",
+    "length_constraints:number_sentences",
+    "length_constraints:number_paragraphs",
+    "length_constraints:number_words",
+    "length_constraints:nth_paragraph_first_word",
+    "detectable_content:number_placeholders",
+    "detectable_content:postscript",
+    "detectable_format:number_bullet_lists",
+    "detectable_format:constrained_response",
+    "detectable_format:number_highlighted_sections",
+    "detectable_format:multiple_sections",
+    "detectable_format:json_format",
+    "detectable_format:title",
+    "combination:two_responses",
+    "combination:repeat_prompt",
+    "startend:end_checker",
+    "change_case:capital_word_frequency",
+    "change_case:english_capital",
+    "change_case:english_lowercase",
+    "punctuation:no_comma",
+    "startend:quotation",
+]
+
+# A valid params object per id, used by the shared contract tests.
+VALID = {
+    "keywords:existence": {"keywords": ["dog"]},
+    "keywords:frequency": {"keyword": "fun", "frequency": 2, "relation": "at least"},
+    "keywords:forbidden_words": {"forbidden_words": ["cat"]},
+    "keywords:letter_frequency": {"letter": "z", "let_frequency": 2, "let_relation": "at least"},
+    "language:response_language": {"language": "en"},
+    "length_constraints:number_sentences": {"num_sentences": 3, "relation": "less than"},
+    "length_constraints:number_paragraphs": {"num_paragraphs": 2},
+    "length_constraints:number_words": {"num_words": 5, "relation": "less than"},
+    "length_constraints:nth_paragraph_first_word": {
+        "num_paragraphs": 2,
+        "nth_paragraph": 2,
+        "first_word": "then",
+    },
+    "detectable_content:number_placeholders": {"num_placeholders": 2},
+    "detectable_content:postscript": {"postscript_marker": "P.S."},
+    "detectable_format:number_bullet_lists": {"num_bullets": 2},
+    "detectable_format:constrained_response": {},
+    "detectable_format:number_highlighted_sections": {"num_highlights": 2},
+    "detectable_format:multiple_sections": {"section_spliter": "Section", "num_sections": 2},
+    "detectable_format:json_format": {},
+    "detectable_format:title": {},
+    "combination:two_responses": {},
+    "combination:repeat_prompt": {"prompt_to_repeat": "Write a haiku."},
+    "startend:end_checker": {"end_phrase": "Any other questions?"},
+    "change_case:capital_word_frequency": {"capital_frequency": 2, "capital_relation": "at least"},
+    "change_case:english_capital": {},
+    "change_case:english_lowercase": {},
+    "punctuation:no_comma": {},
+    "startend:quotation": {},
+}
+
+EN_SENTENCE = "the quick brown fox jumps over the lazy dog near the river bank today."
+
+# (id, params overrides, response, expected)
+CASES = [
+    # keywords:existence
+    ("keywords:existence", {"keywords": ["dog", "park"]}, "The Dogs ran in the park.", True),
+    ("keywords:existence", {"keywords": ["dog", "park"]}, "The dogs ran home.", False),
+    ("keywords:existence", {"keywords": ["c++"]}, "I like C++ a lot.", True),  # literal, not a regex
+    ("keywords:existence", {"keywords": ["dog"]}, "```\ndog\n```", True),  # no fence stripping needed
+    # keywords:frequency
+    ("keywords:frequency", {}, "Fun, fun, fun.", True),
+    ("keywords:frequency", {}, "Fun once.", False),
+    ("keywords:frequency", {"relation": "less than"}, "Fun, fun.", False),  # 2 is not < 2
+    ("keywords:frequency", {"relation": "less than", "frequency": 1}, "No such word.", True),
+    ("keywords:frequency", {"keyword": " fun "}, "funny fun", True),  # stripped, substrings count
+    # keywords:forbidden_words
+    ("keywords:forbidden_words", {}, "Concatenate it.", True),
+    ("keywords:forbidden_words", {}, "A Cat sat.", False),
+    ("keywords:forbidden_words", {"forbidden_words": ["cat", "dog"]}, "dog-friendly", False),
+    # keywords:letter_frequency
+    ("keywords:letter_frequency", {}, "Zig zag.", True),
+    ("keywords:letter_frequency", {}, "Zig.", False),
+    ("keywords:letter_frequency", {"letter": "Z", "let_relation": "less than"}, "zz", False),
+    ("keywords:letter_frequency", {"let_relation": "less than", "let_frequency": 1}, "abc", True),
+    # language:response_language
+    ("language:response_language", {}, "This is a complete sentence written in plain English.", True),
+    (
+        "language:response_language",
+        {"language": "fr"},
+        "Bonjour, je suis très content de vous voir aujourd'hui.",
+        True,
+    ),
+    ("language:response_language", {}, "Bonjour, je suis très content de vous voir aujourd'hui.", False),
+    ("language:response_language", {"language": "zh"}, "这是一个测试句子。", True),  # zh matches zh-cn
+    ("language:response_language", {}, "12345 !!! 678", False),  # undetectable: not followed
+    # length_constraints:number_sentences
+    ("length_constraints:number_sentences", {}, "One. Two.", True),
+    ("length_constraints:number_sentences", {}, "One. Two. Three.", False),
+    (
+        "length_constraints:number_sentences",
+        {"relation": "at least"},
+        "Dr. Smith came. He sat. It rained!",
+        True,
+    ),
+    (
+        "length_constraints:number_sentences",
+        {"num_sentences": 4},
+        "Costs 3.5 dollars. Dr. Who. e.g. this.  \n\n",
+        True,
+    ),
+    ("length_constraints:number_sentences", {"num_sentences": 2}, "1. Apples.\n2. Bananas.", False),
+    # length_constraints:number_paragraphs
+    ("length_constraints:number_paragraphs", {}, "First.\n***\nSecond.", True),
+    ("length_constraints:number_paragraphs", {}, "First.\n***\nSecond.\n***\nThird.", False),
+    (
+        "length_constraints:number_paragraphs",
+        {},
+        "***\nFirst.\n***\nSecond.\n***\n  ",
+        True,
+    ),  # outer empties ok
+    ("length_constraints:number_paragraphs", {}, "First.\n***\n***\nSecond.", False),  # empty in between
+    ("length_constraints:number_paragraphs", {}, "First.\n\nSecond.", False),  # blank lines are not ***
+    # length_constraints:number_words
+    ("length_constraints:number_words", {}, "Short and sweet.", True),
+    ("length_constraints:number_words", {}, "This one has six words here.", False),
+    ("length_constraints:number_words", {}, "Don't stop now.", True),  # 4 \w+ words
+    ("length_constraints:number_words", {"num_words": 4, "relation": "at least"}, "Don't stop now.", True),
+    ("length_constraints:number_words", {"num_words": 3, "relation": "at least"}, "```\nab\n```", False),
+    # length_constraints:nth_paragraph_first_word
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\nThen, bye.", True),
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\nNow, bye.", False),
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\nThen.\n\nMore.", False),  # 3 paragraphs
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\nThen, bye.", False),  # 1 paragraph
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\n“Then” she said.\n\n", True),  # curly quote
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\n\n\nThen, bye.", True),  # blank run
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\nThenceforth, bye.", False),
+    # detectable_content:number_placeholders
+    ("detectable_content:number_placeholders", {}, "Dear [name], see you at [place].", True),
+    ("detectable_content:number_placeholders", {}, "Dear [name], see you.", False),
+    ("detectable_content:number_placeholders", {}, "[a][b] and [ ]", True),
+    # detectable_content:postscript
+    ("detectable_content:postscript", {}, "Thanks.\n\nP.S. See you soon.", True),
+    ("detectable_content:postscript", {}, "Thanks.\n\nPS see you soon.", False),
+    ("detectable_content:postscript", {}, "Thanks.\n\np. s. see you.  \n", True),
+    ("detectable_content:postscript", {"postscript_marker": "P.P.S"}, "Hi.\nP.P.S bye", True),
+    ("detectable_content:postscript", {"postscript_marker": "P.P.S"}, "Hi.\nP.S. bye", False),
+    ("detectable_content:postscript", {"postscript_marker": "Note:"}, "Hi.\nnote: bye", True),
+    # detectable_format:number_bullet_lists
+    ("detectable_format:number_bullet_lists", {}, "* one\n* two", True),
+    ("detectable_format:number_bullet_lists", {}, "* one\n* two\n- three", False),
+    ("detectable_format:number_bullet_lists", {}, "1. one\n2. two", False),
+    (
+        "detectable_format:number_bullet_lists",
+        {},
+        "**Bold** intro\n- one\n- two\n",
+        True,
+    ),  # ** is not a bullet
+    # detectable_format:constrained_response
+    ("detectable_format:constrained_response", {}, "My answer is no.", True),
+    ("detectable_format:constrained_response", {}, "  Well... My answer is maybe.  \n", True),
+    ("detectable_format:constrained_response", {}, "my answer is no", False),
+    # detectable_format:number_highlighted_sections
+    ("detectable_format:number_highlighted_sections", {}, "*one* and *two*", True),
+    ("detectable_format:number_highlighted_sections", {}, "*one* and two", False),
+    ("detectable_format:number_highlighted_sections", {}, "**one** and *two*", True),  # bold counts once
+    ("detectable_format:number_highlighted_sections", {}, "* * and ** **", False),  # empty highlights
+    # detectable_format:multiple_sections
+    ("detectable_format:multiple_sections", {}, "Section 1\nA\nSection 2\nB", True),
+    ("detectable_format:multiple_sections", {}, "Section 1\nA and B", False),
+    ("detectable_format:multiple_sections", {}, "section 1\nA\nsection 2\nB", False),  # case-sensitive
+    (
+        "detectable_format:multiple_sections",
+        {"section_spliter": "SECTION"},
+        "SECTION 1\nA\nSECTION 2\nB",
+        True,
+    ),
+    # detectable_format:json_format
+    ("detectable_format:json_format", {}, '{"a": 1}', True),
+    ("detectable_format:json_format", {}, '```json\n{"a": 1}\n```\n', True),
+    ("detectable_format:json_format", {}, '```JSON{"a": [1, 2]}```', True),
+    ("detectable_format:json_format", {}, 'Here it is: {"a": 1}', False),
+    ("detectable_format:json_format", {}, "{'a': 1}", False),
+    # detectable_format:title
+    ("detectable_format:title", {}, "<<Ode to Joy>>\nA poem.", True),
+    ("detectable_format:title", {}, "Ode to Joy\nA poem.", False),
+    ("detectable_format:title", {}, "<< >>\nA poem.", False),
+    ("detectable_format:title", {}, "<<Ode\nto Joy>>", False),  # must be on one line
+    # combination:two_responses
+    ("combination:two_responses", {}, "Yes.\n******\nNo.", True),
+    ("combination:two_responses", {}, "Yes.\n******\nYes.", False),
+    ("combination:two_responses", {}, "Yes.\n******\nNo.\n******\nMaybe.", False),
+    ("combination:two_responses", {}, "******\nYes.\n******\nNo.\n******\n", True),
+    ("combination:two_responses", {}, "Yes.\n******\n\n******\nNo.", False),
+    # combination:repeat_prompt
+    ("combination:repeat_prompt", {}, "Write a haiku. Autumn moonlight...", True),
+    ("combination:repeat_prompt", {}, "  write a haiku.\nAutumn moonlight...", True),
+    ("combination:repeat_prompt", {}, "Sure! Write a haiku. Autumn moonlight...", False),
+    # startend:end_checker
+    ("startend:end_checker", {}, "Done. Any other questions?  \n", True),
+    ("startend:end_checker", {}, '"Done. any other questions?"', True),
+    ("startend:end_checker", {}, "Any other questions? Bye.", False),
+    ("startend:end_checker", {}, "Done. Any other questions?”", False),  # curly quote is not stripped
+    # change_case:capital_word_frequency
+    ("change_case:capital_word_frequency", {}, "VERY GOOD idea.", True),
+    ("change_case:capital_word_frequency", {}, "VERY good idea.", False),
+    ("change_case:capital_word_frequency", {}, "AI-BASED idea, 123 and I.", True),
+    ("change_case:capital_word_frequency", {"capital_relation": "less than"}, "VERY GOOD idea.", False),
+    # change_case:english_capital
+    ("change_case:english_capital", {}, EN_SENTENCE.upper(), True),
+    ("change_case:english_capital", {}, EN_SENTENCE.capitalize(), False),
+    ("change_case:english_capital", {}, "BONJOUR, JE SUIS TRÈS CONTENT DE VOUS VOIR AUJOURD'HUI.", False),
+    ("change_case:english_capital", {}, "12345 !!!", False),
+    # change_case:english_lowercase
+    ("change_case:english_lowercase", {}, EN_SENTENCE + "  \n", True),
+    ("change_case:english_lowercase", {}, EN_SENTENCE.capitalize(), False),
+    ("change_case:english_lowercase", {}, "bonjour, je suis très content de vous voir aujourd'hui.", False),
+    # punctuation:no_comma
+    ("punctuation:no_comma", {}, "Red and blue.", True),
+    ("punctuation:no_comma", {}, "Red, blue.", False),
+    ("punctuation:no_comma", {}, "红色，蓝色", True),  # IFEval only counts the ASCII comma
+    # startend:quotation
+    ("startend:quotation", {}, '"Hello there."', True),
+    ("startend:quotation", {}, '  "Hello there."  \n', True),
+    ("startend:quotation", {}, "Hello there.", False),
+    ("startend:quotation", {}, "“Hello there.”", False),  # strict: straight quotes only
+    ("startend:quotation", {}, '"', False),
+]
+
+
+def _run(type_id: str, overrides: dict, response: str):
+    return run_checker(REGISTRY.get(type_id), response, {**VALID[type_id], **overrides})
+
+
+def test_all_25_ids_registered_as_ifeval_rules():
+    for type_id in IFEVAL_IDS:
+        ctype = REGISTRY.get(type_id)
+        assert ctype.source == "ifeval" and ctype.route == "rule"
+        assert ctype.dimension in ("format", "content", "style", "structure")
+        assert ctype.checker.__doc__ and "xample" in ctype.checker.__doc__
+    assert len(set(IFEVAL_IDS)) == 25
+
+
+@pytest.mark.parametrize("type_id", IFEVAL_IDS)
+def test_every_id_has_pass_fail_and_edge_cases(type_id):
+    expected = [exp for tid, _, _, exp in CASES if tid == type_id]
+    assert True in expected and False in expected and len(expected) >= 3
+
+
+@pytest.mark.parametrize(
+    ("type_id", "overrides", "response", "expected"),
+    CASES,
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)],
+)
+def test_truth_table(type_id, overrides, response, expected):
+    check = _run(type_id, overrides, response)
+    assert check.passed is expected, check.reason
+    assert check.reason
+
+
+@pytest.mark.parametrize("type_id", IFEVAL_IDS)
+@pytest.mark.parametrize("response", ["", "   \n\t "])
+def test_empty_response_fails_every_id(type_id, response):
+    check = _run(type_id, {}, response)
+    assert check.passed is False
+    assert "empty" in check.reason
+
+
+@pytest.mark.parametrize(
+    ("type_id", "overrides", "response", "needle"),
+    [
+        (
+            "length_constraints:number_sentences",
+            {"num_sentences": 2},
+            "Ant. Bee. Cat.",
+            "3 sentences, expected less than 2",
+        ),
+        (
+            "length_constraints:number_words",
+            {},
+            "one two three four five six",
+            "6 words, expected less than 5",
+        ),
+        ("keywords:frequency", {}, "fun", "1 occurrence of 'fun', expected at least 2"),
+        ("keywords:existence", {"keywords": ["dog", "cat"]}, "a cat", "['dog']"),
+        ("detectable_format:number_bullet_lists", {}, "* a", "1 bullet point, expected exactly 2"),
+        ("language:response_language", {"language": "fr"}, EN_SENTENCE, "expected fr"),
+        ("startend:quotation", {}, "“Hi”", "straight"),
+        ("punctuation:no_comma", {}, "ok\nred, blue", "'red, blue'"),
+        (
+            "length_constraints:nth_paragraph_first_word",
+            {},
+            "Hi.\n\nNow.",
+            "starts with 'now', expected 'then'",
+        ),
+    ],
+)
+def test_reasons_are_actionable(type_id, overrides, response, needle):
+    check = _run(type_id, overrides, response)
+    assert check.passed is False
+    assert needle in check.reason
+
+
+def test_language_detection_is_deterministic():
+    text = "ok fine"  # short text is where unseeded langdetect flips between runs
+    first = _run("language:response_language", {}, text)
+    assert all(_run("language:response_language", {}, text) == first for _ in range(5))
+
+
+REQUIRED_IDS = [t for t in IFEVAL_IDS if VALID[t]]
+
+
+@pytest.mark.parametrize("type_id", REQUIRED_IDS)
+def test_missing_required_kwarg_raises(type_id):
+    ctype = REGISTRY.get(type_id)
+    for name in VALID[type_id]:
+        params = {k: v for k, v in VALID[type_id].items() if k != name}
+        with pytest.raises(MissingParamError, match=name):
+            run_checker(ctype, "some response", params)
+
+
+@pytest.mark.parametrize(
+    ("type_id", "params"),
+    [
+        ("keywords:existence", {"keywords": "dog"}),
+        ("keywords:frequency", {"keyword": "fun", "frequency": "2", "relation": "at least"}),
+        ("keywords:frequency", {"keyword": "fun", "frequency": 2, "relation": "at most"}),
+        ("length_constraints:number_words", {"num_words": 5.0, "relation": "less than"}),
+        ("length_constraints:number_words", {"num_words": True, "relation": "less than"}),
+        ("detectable_content:number_placeholders", {"num_placeholders": None}),
+        ("combination:repeat_prompt", {"prompt_to_repeat": ["Write"]}),
+        # out-of-range values the reference would replace at random
+        ("keywords:letter_frequency", {"letter": "1", "let_frequency": 2, "let_relation": "at least"}),
+        ("keywords:letter_frequency", {"letter": "ab", "let_frequency": 2, "let_relation": "at least"}),
+        ("keywords:letter_frequency", {"letter": "", "let_frequency": 2, "let_relation": "at least"}),
+        ("length_constraints:number_sentences", {"num_sentences": -1, "relation": "less than"}),
+        (
+            "length_constraints:nth_paragraph_first_word",
+            {"num_paragraphs": 2, "nth_paragraph": 3, "first_word": "a"},
+        ),
+        (
+            "length_constraints:nth_paragraph_first_word",
+            {"num_paragraphs": 2, "nth_paragraph": 0, "first_word": "a"},
+        ),
+        ("keywords:existence", {"keywords": []}),
+        ("startend:end_checker", {"end_phrase": "  "}),
+        ("language:response_language", {"language": "english"}),
+    ],
+)
+def test_bad_kwarg_raises_value_error(type_id, params):
+    with pytest.raises(ValueError):
+        run_checker(REGISTRY.get(type_id), "some response", params)
+
+
+def test_unknown_kwarg_is_reported():
+    ctype = REGISTRY.get("length_constraints:number_words")
+    errors = ctype.param_errors({"num_words": 5, "relation": "less than", "num_word": 3})
+    assert [name for name, _ in errors] == ["num_word"]
+    assert "did you mean 'num_words'" in errors[0][1]
+    with pytest.raises(ValueError, match="num_word"):
+        run_checker(ctype, "hi", {"num_words": 5, "relation": "less than", "num_word": 3})
+
+
+def test_no_params_ids_reject_any_kwarg():
+    ctype = REGISTRY.get("punctuation:no_comma")
+    assert ctype.params == ()
+    assert ctype.param_errors({"relation": "less than"})
+
+
+def test_letter_param_check_message():
+    ctype = REGISTRY.get("keywords:letter_frequency")
+    errors = ctype.param_errors({"letter": "7", "let_frequency": 1, "let_relation": "at least"})
+    assert errors and "single letter" in errors[0][1]

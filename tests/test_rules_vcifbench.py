@@ -1,0 +1,496 @@
+"""VCIFBench's 40 Table 10 types: registration, rule/hybrid truth tables, parameter-spec errors."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+import verifiers.rules.vcifbench as vc
+from verifiers.registry import REGISTRY, MissingParamError, run_checker
+
+# Table 10 of the VCIFBench paper: id -> (dimension, route).
+TABLE_10 = {
+    "json": ("format", "rule"),
+    "csv": ("format", "rule"),
+    "bullet_list": ("format", "rule"),
+    "numbered_list": ("format", "rule"),
+    "markdown": ("format", "rule"),
+    "plain_text": ("format", "rule"),
+    "word_count": ("format", "hybrid"),
+    "sentence_count": ("format", "hybrid"),
+    "paragraph_count": ("format", "hybrid"),
+    "item_count": ("format", "hybrid"),
+    "fixed_opening": ("format", "hybrid"),
+    "fixed_closing": ("format", "hybrid"),
+    "pattern_opening": ("format", "judge"),
+    "pattern_closing": ("format", "judge"),
+    "prefix_label": ("format", "hybrid"),
+    "letter_case": ("format", "hybrid"),
+    "emphasis": ("format", "judge"),
+    "tense": ("format", "judge"),
+    "no_contractions": ("format", "rule"),
+    "summarize": ("content", "judge"),
+    "focus": ("content", "judge"),
+    "content_inclusion": ("content", "judge"),
+    "exact_word_inclusion": ("content", "hybrid"),
+    "sequence_marker_inclusion": ("content", "judge"),
+    "tracking": ("content", "judge"),
+    "lexical_diversity": ("content", "hybrid"),
+    "content_exclusion": ("content", "judge"),
+    "exact_word_exclusion": ("content", "hybrid"),
+    "personal_information_exclusion": ("content", "judge"),
+    "harmful_content_exclusion": ("content", "judge"),
+    "tone": ("style", "judge"),
+    "target_audience": ("style", "judge"),
+    "persona": ("style", "judge"),
+    "output_language": ("style", "judge"),
+    "rhetoric": ("style", "judge"),
+    "chronological": ("structure", "judge"),
+    "causal": ("structure", "judge"),
+    "spatial_grouping": ("structure", "judge"),
+    "hierarchical": ("structure", "judge"),
+    "counterfactual": ("structure", "judge"),
+}
+
+RULE_IDS = sorted(t for t, (_, route) in TABLE_10.items() if route != "judge")
+
+
+def check(type_id: str, response: str, **params):
+    return run_checker(REGISTRY.get(type_id), response, params)
+
+
+# --------------------------------------------------------------------------------------------
+# Registration
+# --------------------------------------------------------------------------------------------
+
+
+def test_table_10_has_40_types():
+    assert len(TABLE_10) == 40
+
+
+@pytest.mark.parametrize("type_id", sorted(TABLE_10))
+def test_registered_with_table_route_and_dimension(type_id):
+    ctype = REGISTRY.get(type_id)
+    dimension, route = TABLE_10[type_id]
+    assert (ctype.source, ctype.dimension, ctype.route) == ("vcifbench", dimension, route)
+    assert (ctype.checker is None) == (route == "judge")
+
+
+@pytest.mark.parametrize("type_id", sorted(TABLE_10))
+def test_description_placeholders_are_params_and_params_are_documented(type_id):
+    ctype = REGISTRY.get(type_id)
+    fields = {f for _, f, _, _ in string.Formatter().parse(ctype.description) if f}
+    assert fields <= set(ctype.param_names), fields - set(ctype.param_names)
+    for p in ctype.params:
+        assert p.help, f"{type_id}.{p.name} has no help text"
+        assert p.name == p.name.lower() and " " not in p.name
+
+
+@pytest.mark.parametrize("type_id", RULE_IDS)
+def test_checkers_have_docstring_example(type_id):
+    doc = REGISTRY.get(type_id).checker.__doc__ or ""
+    assert ">>>" in doc
+
+
+@pytest.mark.parametrize("type_id", sorted(t for t, (_, r) in TABLE_10.items() if r == "judge"))
+def test_judge_types_have_no_checker(type_id):
+    with pytest.raises(ValueError, match="judge-route"):
+        run_checker(REGISTRY.get(type_id), "anything", {})
+
+
+@pytest.mark.parametrize("type_id", sorted(t for t, (_, r) in TABLE_10.items() if r == "hybrid"))
+def test_hybrid_types_require_what_the_constraint_text_fixes(type_id):
+    """An item that omits a hybrid type's params is flagged missing (-> judge extraction)."""
+    ctype = REGISTRY.get(type_id)
+    assert any(p.required for p in ctype.params)
+    assert ctype.param_errors({}, allow_missing=True) == []
+    with pytest.raises(MissingParamError):
+        run_checker(ctype, "Some answer.", {})
+
+
+def test_judge_params():
+    assert REGISTRY.get("tone").param_names == ("tone",)
+    assert REGISTRY.get("output_language").param_names == ("language",)
+    assert REGISTRY.get("emphasis").param_names == ("spans", "marker")
+    assert REGISTRY.get("emphasis").param("marker").default == "**"
+    assert REGISTRY.get("sequence_marker_inclusion").param_names == ("markers",)
+    assert REGISTRY.get("focus").param_names == ("aspects",)
+    assert REGISTRY.get("content_inclusion").param_names == ("items",)
+    assert REGISTRY.get("content_exclusion").param_names == ("items",)
+    assert REGISTRY.get("pattern_opening").param_names == ("pattern",)
+    assert REGISTRY.get("tone").param_errors({"tone": 3}) != []
+    assert REGISTRY.get("tone").param_errors({}) == []
+
+
+def test_conflict_templates():
+    assert vc.CONFLICT_TEMPLATES == (
+        "exact_include_exclude",
+        "content_include_exclude",
+        "case_exact_word",
+        "json_plain_text",
+        "csv_json",
+        "sentence_fixed_closing",
+        "lexical_prefix_repetition",
+        "markdown_plain_emphasis",
+        "visible_absent_content",
+        "word_budget_long_phrase",
+    )
+    assert set(vc.CONFLICT_TEMPLATE_INFO) == set(vc.CONFLICT_TEMPLATES)
+    for name, info in vc.CONFLICT_TEMPLATE_INFO.items():
+        assert info.name == name and info.pattern.endswith(".") and info.kind
+        assert all(t in TABLE_10 for t in info.types)
+    assert set(vc.CONFLICT_TEMPLATE_ALIASES.values()) == set(vc.CONFLICT_TEMPLATES)
+
+
+# --------------------------------------------------------------------------------------------
+# Truth tables: (type, response, params, expected pass)
+# --------------------------------------------------------------------------------------------
+
+FENCED_JSON = '```json\n{"a": 1}\n```'
+CASES = [
+    # json
+    ("json", '{"a": 1}', {}, True),
+    ("json", "[1, 2]", {}, True),
+    ("json", FENCED_JSON, {"top_level": "object"}, True),
+    ("json", "42", {}, False),
+    ("json", '"text"', {}, False),
+    ("json", "[1]", {"top_level": "object"}, False),
+    ("json", 'Here it is: {"a": 1}', {}, False),
+    ("json", '{"a": 1,}', {}, False),
+    ("json", '{"a": 1, "b": 2}', {"required_keys": ["a", "b"]}, True),
+    ("json", '[{"a": 1}, {"b": 2}]', {"required_keys": ["a"]}, False),
+    ("json", "   \n ", {}, False),
+    # csv
+    ("csv", "name,count\napple,3\npear,4", {}, True),
+    ("csv", "```csv\nname,count\napple,3\n```", {}, True),
+    ("csv", 'name,note\napple,"sweet, red"', {}, True),
+    ("csv", 'name, note\napple, "sweet, red"', {}, True),
+    ("csv", "name,count\napple,3,extra", {}, False),
+    ("csv", "Here is the table:\nname,count\napple,3", {}, False),
+    ("csv", "| a | b |\n|---|---|\n| 1 | 2 |", {}, False),
+    ("csv", "The man walks, then sits.", {}, False),
+    ("csv", "1,2\n3,4", {}, False),
+    ("csv", "1,2\n3,4", {"require_header": False}, True),
+    ("csv", "name,count", {}, False),
+    ("csv", "name,count", {"min_rows": 0}, True),
+    ("csv", "Name,Count\napple,3", {"columns": ["name", "count"]}, True),
+    ("csv", "name,count\napple,3", {"columns": ["colour"]}, False),
+    ("csv", "name,name\napple,3", {}, False),
+    ("csv", "name;count\napple;3", {"delimiter": ";"}, True),
+    ("csv", "", {}, False),
+    # bullet_list
+    ("bullet_list", "- red\n- blue", {}, True),
+    ("bullet_list", "* red\n+ blue\n\u2022 green", {"min_items": 3}, True),
+    ("bullet_list", "Colours:\n- red\n- blue", {}, True),
+    ("bullet_list", "Colours:\n- red\n- blue", {"allow_text": False}, False),
+    ("bullet_list", "- red\n  wrapped text\n- blue", {"allow_text": False}, True),
+    ("bullet_list", "1. red\n2. blue", {}, False),
+    ("bullet_list", "- red\n1. blue", {"allow_text": False}, False),
+    ("bullet_list", "- red", {"min_items": 2}, False),
+    ("bullet_list", "**Bold** line only", {}, False),
+    ("bullet_list", "```\n- red\n- blue\n```", {"allow_text": False}, True),
+    ("bullet_list", "", {}, False),
+    # numbered_list
+    ("numbered_list", "1. cut\n2. fry\n3. serve", {"min_items": 3}, True),
+    ("numbered_list", "1) cut\n2) fry", {}, True),
+    ("numbered_list", "1. cut\n3. fry", {}, False),
+    ("numbered_list", "1. cut\n3. fry", {"require_sequential": False}, True),
+    ("numbered_list", "2. cut\n3. fry", {}, False),
+    ("numbered_list", "1. cut\n   1. dice\n   2. mince\n2. fry", {}, True),
+    ("numbered_list", "Part A\n1. cut\n2. fry\nPart B\n1. plate", {}, True),
+    ("numbered_list", "Steps:\n1. cut", {"allow_text": False}, False),
+    ("numbered_list", "- cut\n- fry", {}, False),
+    ("numbered_list", "  ", {}, False),
+    # markdown
+    ("markdown", "## Summary\nA man cooks.", {}, True),
+    ("markdown", "A **bold** claim.", {}, True),
+    ("markdown", "- one\n- two", {}, True),
+    ("markdown", "| a | b |\n|---|---|\n| 1 | 2 |", {"elements": ["table"]}, True),
+    ("markdown", "Run `ls` now.", {"elements": ["code"]}, True),
+    ("markdown", "See [docs](http://x.org).", {}, True),
+    ("markdown", "> quoted", {}, True),
+    ("markdown", "Just a plain sentence.", {}, False),
+    ("markdown", "## Title\nplain", {"elements": ["heading", "list"]}, False),
+    ("markdown", "", {}, False),
+    # plain_text
+    ("plain_text", "A man cooks pasta. Then he eats it.", {}, True),
+    ("plain_text", "1. cut\n2. fry", {}, True),
+    ("plain_text", "1. cut\n2. fry", {"allow_numbered": False}, False),
+    ("plain_text", "snake_case names and 2*3*4 are fine.", {}, True),
+    ("plain_text", "It costs $5 - cheap!", {}, True),
+    ("plain_text", "## Summary\nText.", {}, False),
+    ("plain_text", "A **bold** claim.", {}, False),
+    ("plain_text", "An *italic* claim.", {}, False),
+    ("plain_text", "- one\n- two", {}, False),
+    ("plain_text", "| a | b |\n|---|---|", {}, False),
+    ("plain_text", "```\ncode\n```", {}, False),
+    ("plain_text", "See [docs](http://x.org).", {}, False),
+    ("plain_text", "> quoted", {}, False),
+    ("plain_text", "Above\n---\nBelow", {}, False),
+    ("plain_text", " \n", {}, False),
+    # word_count
+    ("word_count", "A red ball rolls.", {"min_count": 3, "max_count": 5}, True),
+    ("word_count", "A red ball rolls.", {"min_count": 5, "max_count": None}, False),
+    ("word_count", "A red ball rolls.", {"min_count": None, "max_count": 3}, False),
+    ("word_count", "A red ball rolls.", {"min_count": 4, "max_count": 4}, True),
+    ("word_count", "Don\u2019t stop: 3 red squares, \u7ea2\u8272", {"min_count": 5, "max_count": 5}, True),
+    ("word_count", "```\none two\n```", {"min_count": 2, "max_count": 2}, True),
+    ("word_count", "\u6211\u4eec\u559c\u6b22\u732b", {"min_count": 5, "max_count": 5, "unit": "character"}, True),
+    ("word_count", "\u6211\u4eec\u559c\u6b22\u732b", {"min_count": 1, "max_count": None}, False),
+    ("word_count", "", {"min_count": 0, "max_count": 10}, False),
+    # sentence_count
+    ("sentence_count", "It rains. We wait!", {"min_count": 2, "max_count": 2}, True),
+    ("sentence_count", "Dr. Smith came, e.g. at 3.5 pm. He left.", {"min_count": 2, "max_count": 2}, True),
+    ("sentence_count", "One. Two. Three.", {"min_count": None, "max_count": 2}, False),
+    ("sentence_count", "\u4ed6\u6765\u4e86\u3002\u4ed6\u8d70\u4e86\u3002", {"min_count": 2, "max_count": 2}, True),
+    ("sentence_count", "\t", {"min_count": None, "max_count": 2}, False),
+    # paragraph_count
+    ("paragraph_count", "One.\n\nTwo.\n\nThree.", {"min_count": 3, "max_count": 3}, True),
+    ("paragraph_count", "One.\n   \n\nTwo.", {"min_count": 2, "max_count": 2}, True),
+    ("paragraph_count", "One.\nStill one.", {"min_count": 2, "max_count": None}, False),
+    ("paragraph_count", "A.\n\nB.\n\nC.", {"min_count": None, "max_count": 2}, False),
+    ("paragraph_count", "", {"min_count": None, "max_count": 2}, False),
+    # item_count
+    ("item_count", "- a\n- b\n- c", {"min_count": 3, "max_count": 3}, True),
+    ("item_count", "1. a\n2. b\n- c", {"min_count": 3, "max_count": 3}, True),
+    ("item_count", "1. a\n2. b\n- c", {"min_count": 2, "max_count": 2, "kind": "numbered"}, True),
+    ("item_count", "1. a\n2. b\n- c", {"min_count": 2, "max_count": 2, "kind": "bullet"}, False),
+    ("item_count", "- a\n- b", {"min_count": 3, "max_count": None}, False),
+    ("item_count", "No list here.", {"min_count": 1, "max_count": None}, False),
+    ("item_count", "", {"min_count": None, "max_count": 5}, False),
+    # fixed_opening
+    ("fixed_opening", "In this video, a man cooks.", {"text": "In this video,"}, True),
+    ("fixed_opening", "  In this video, a man cooks.", {"text": "In this video, "}, True),
+    ("fixed_opening", "in this video, a man cooks.", {"text": "In this video,"}, False),
+    ("fixed_opening", "in this video, a man cooks.", {"text": "In this video,", "ignore_case": True}, True),
+    ("fixed_opening", "\u201cHello\u201d  world, bye.", {"text": '"Hello" world'}, True),
+    ("fixed_opening", "Sure! In this video, a man cooks.", {"text": "In this video,"}, False),
+    ("fixed_opening", "", {"text": "In"}, False),
+    # fixed_closing
+    ("fixed_closing", "A man cooks. That is all.", {"text": "That is all."}, True),
+    ("fixed_closing", "A man cooks. That is all.  \n\n", {"text": "That is all."}, True),
+    ("fixed_closing", "A man cooks. That is all", {"text": "That is all."}, False),
+    ("fixed_closing", "A man cooks. That is all. Bye.", {"text": "That is all."}, False),
+    ("fixed_closing", "It\u2019s done.", {"text": "It's done."}, True),
+    ("fixed_closing", "IT'S DONE.", {"text": "It's done.", "ignore_case": True}, True),
+    # prefix_label
+    ("prefix_label", "- Step: cut\n- Step: fry", {"prefix": "Step:"}, True),
+    ("prefix_label", "- Step: cut\n- fry", {"prefix": "Step:"}, False),
+    ("prefix_label", "- **Step 1:** cut\n- Step 2: fry", {"prefix": "Step {n}:"}, True),
+    ("prefix_label", "Step 1: cut\nStep 3: fry", {"prefix": "Step {n}:"}, False),
+    ("prefix_label", "Intro line\n- Tip: a\n- Tip: b", {"prefix": "Tip:"}, True),
+    ("prefix_label", "Intro line\n- Tip: a\n- Tip: b", {"prefix": "Tip:", "scope": "lines"}, False),
+    ("prefix_label", "Note: a\ncontinued\n\nNote: b", {"prefix": "Note:", "scope": "paragraphs"}, True),
+    ("prefix_label", "Note: a\n\nb", {"prefix": "Note:", "scope": "paragraphs"}, False),
+    ("prefix_label", "- tip: a", {"prefix": "Tip:"}, False),
+    ("prefix_label", "- tip: a", {"prefix": "Tip:", "ignore_case": True}, True),
+    ("prefix_label", "- [A] one\n- [A] two", {"prefix": "[A]"}, True),
+    ("prefix_label", "", {"prefix": "Tip:"}, False),
+    # letter_case
+    ("letter_case", "a cat sits on the mat.", {"case": "lower"}, True),
+    ("letter_case", "a cat sits on the Mat.", {"case": "lower"}, False),
+    ("letter_case", "nasa's rocket by NASA", {"case": "lower", "exceptions": ["NASA"]}, True),
+    ("letter_case", "\u6211\u4eec like cats", {"case": "lower"}, True),
+    ("letter_case", "A CAT SITS, 3 TIMES.", {"case": "upper"}, True),
+    ("letter_case", "A CAT sits.", {"case": "upper"}, False),
+    ("letter_case", "The Cat in the Hat", {"case": "title"}, True),
+    ("letter_case", "The cat in the Hat", {"case": "title"}, False),
+    ("letter_case", "The cat sat. A dog ran!", {"case": "sentence"}, True),
+    ("letter_case", "The cat sat. a dog ran!", {"case": "sentence"}, False),
+    ("letter_case", "hello World", {"case": "lower", "scope": "first_word"}, True),
+    ("letter_case", "**Hello** world", {"case": "title", "scope": "first_word"}, True),
+    ("letter_case", "# Big Title\nsmall text", {"case": "title", "scope": "headings"}, True),
+    ("letter_case", "No headings here.", {"case": "title", "scope": "headings"}, False),
+    ("letter_case", "- FIRST\n- SECOND\nintro text", {"case": "upper", "scope": "items"}, True),
+    ("letter_case", "- apple\n- Pear", {"case": "lower", "scope": "lines"}, False),
+    ("letter_case", "", {"case": "lower"}, False),
+    # no_contractions
+    ("no_contractions", "It is the chef's knife; do not touch it.", {}, True),
+    ("no_contractions", "The dogs' bowls and James' hat.", {}, True),
+    ("no_contractions", "Do not worry, it is fine.", {}, True),
+    ("no_contractions", "I don't know.", {}, False),
+    ("no_contractions", "I don\u2019t know.", {}, False),
+    ("no_contractions", "It's raining.", {}, False),
+    ("no_contractions", "Let\u2019s go.", {}, False),
+    ("no_contractions", "They're here.", {}, False),
+    ("no_contractions", "We've won.", {}, False),
+    ("no_contractions", "She'll come.", {}, False),
+    ("no_contractions", "I'd go.", {}, False),
+    ("no_contractions", "I'm here.", {}, False),
+    ("no_contractions", "There's a cat.", {}, False),
+    ("no_contractions", "  ", {}, False),
+    # exact_word_inclusion
+    ("exact_word_inclusion", "Launched by NASA.", {"phrases": ["NASA"]}, True),
+    ("exact_word_inclusion", "Launched by nasa.", {"phrases": ["NASA"]}, False),
+    ("exact_word_inclusion", "Launched by nasa.", {"phrases": ["NASA"], "ignore_case": True}, True),
+    ("exact_word_inclusion", "NASAs rocket", {"phrases": ["NASA"]}, False),
+    ("exact_word_inclusion", "\u6211\u7528NASA\u6570\u636e", {"phrases": ["NASA"]}, True),
+    ("exact_word_inclusion", "\u7ea2\u8272\u7684\u7403", {"phrases": ["\u7ea2\u8272"]}, True),
+    ("exact_word_inclusion", "the red\n ball", {"phrases": ["red ball"]}, True),
+    ("exact_word_inclusion", "the \u201cbig\u201d one", {"phrases": ['"big"']}, True),
+    ("exact_word_inclusion", "red ball", {"phrases": ["red", "blue"]}, False),
+    ("exact_word_inclusion", "red ball", {"phrases": ["red", "blue"], "match_all": False}, True),
+    ("exact_word_inclusion", "red red", {"phrases": ["red"], "min_occurrences": 2}, True),
+    ("exact_word_inclusion", "red", {"phrases": ["red"], "min_occurrences": 2}, False),
+    ("exact_word_inclusion", "", {"phrases": ["red"]}, False),
+    # exact_word_exclusion
+    ("exact_word_exclusion", "A tasty soup.", {"phrases": ["delicious"]}, True),
+    ("exact_word_exclusion", "A Delicious soup.", {"phrases": ["delicious"]}, False),
+    ("exact_word_exclusion", "A Delicious soup.", {"phrases": ["delicious"], "ignore_case": False}, True),
+    ("exact_word_exclusion", "undeliciousness", {"phrases": ["delicious"]}, True),
+    ("exact_word_exclusion", "undeliciousness", {"phrases": ["delicious"], "whole_word": False}, False),
+    ("exact_word_exclusion", "\u975e\u5e38\u597d\u5403", {"phrases": ["\u597d\u5403"]}, False),
+    ("exact_word_exclusion", "", {"phrases": ["x"]}, False),
+    # lexical_diversity
+    ("lexical_diversity", "The soup is hot; the broth is red.", {"terms": ["soup"]}, True),
+    ("lexical_diversity", "The soup is hot; the Soup is red.", {"terms": ["soup"]}, False),
+    ("lexical_diversity", "A tasty dish.", {"terms": ["tasty"], "max_occurrences": 0}, False),
+    ("lexical_diversity", "A good dish.", {"terms": ["tasty"], "max_occurrences": 0}, True),
+    ("lexical_diversity", "The chef cooks and the chef serves.", {"terms": None}, False),
+    ("lexical_diversity", "The chef cooks and the chef serves.", {"terms": None, "max_occurrences": 2}, True),
+    ("lexical_diversity", "The cat and the dog and the cow.", {"terms": None}, True),
+    ("lexical_diversity", "There were those that were there.", {"terms": None}, True),
+    ("lexical_diversity", "The chef's knife and the chef.", {"terms": None}, False),
+    ("lexical_diversity", "", {"terms": None}, False),
+]
+
+
+@pytest.mark.parametrize(("type_id", "response", "params", "expected"), CASES)
+def test_truth_table(type_id, response, params, expected):
+    result = check(type_id, response, **params)
+    assert result.passed is expected, result.reason
+    assert result.reason
+
+
+def test_every_rule_and_hybrid_type_has_pass_and_fail_cases():
+    for type_id in RULE_IDS:
+        outcomes = {expected for t, _, _, expected in CASES if t == type_id}
+        assert outcomes == {True, False}, type_id
+
+
+@pytest.mark.parametrize("type_id", RULE_IDS)
+def test_whitespace_response_fails_every_rule_type(type_id):
+    ctype = REGISTRY.get(type_id)
+    params = next(p for t, _, p, _ in CASES if t == type_id)
+    assert run_checker(ctype, " \n\t ", params).passed is False
+
+
+# --------------------------------------------------------------------------------------------
+# Reasons are actionable
+# --------------------------------------------------------------------------------------------
+
+REASONS = [
+    ("word_count", "one two three four five six", {"min_count": 2, "max_count": 4}, "6 words, expected 2-4"),
+    ("sentence_count", "One. Two.", {"min_count": 3, "max_count": None}, "2 sentences, expected at least 3"),
+    ("prefix_label", "Step: a\nStep: b\nc", {"prefix": "Step:", "scope": "lines"}, "line 3 does not start with 'Step:'"),
+    ("prefix_label", "Step 1: a\nStep 3: b", {"prefix": "Step {n}:"}, "line 2 does not start with 'Step 2:'"),
+    ("numbered_list", "1. a\n3. b", {}, "line 2 is numbered '3.', expected 2"),
+    ("csv", "a,b\n1,2,3", {}, "row 2 has 3 fields, expected 2"),
+    ("json", "42", {}, "top level is a JSON number, expected an object or array"),
+    ("json", "{", {}, "invalid JSON"),
+    ("plain_text", "ok\n## Head", {}, "line 2 has Markdown heading"),
+    ("no_contractions", "We can't.", {}, "\"can't\" (line 1)"),
+    ("exact_word_exclusion", "ok\nso tasty", {"phrases": ["tasty"]}, "forbidden 'tasty' appears once (first on line 2"),
+    ("exact_word_inclusion", "ball", {"phrases": ["red"]}, "'red' appears 0 times, expected at least once"),
+    ("lexical_diversity", "soup soup soup", {"terms": ["soup"], "max_occurrences": 2}, "'soup' appears 3 times, at most 2"),
+    ("letter_case", "all good Here", {"case": "lower"}, "words not in lower case: 'Here'"),
+    ("fixed_closing", "Done now.", {"text": "Bye."}, "expected 'Bye.'"),
+    ("bullet_list", "Intro\n- a", {"allow_text": False}, "line 1 is text outside the list"),
+    ("markdown", "## T", {"elements": ["table"]}, "no Markdown table found"),
+    ("word_count", "", {"min_count": 1, "max_count": None}, "empty response"),
+]
+
+
+@pytest.mark.parametrize(("type_id", "response", "params", "fragment"), REASONS)
+def test_reasons(type_id, response, params, fragment):
+    assert fragment in check(type_id, response, **params).reason
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter-spec errors
+# --------------------------------------------------------------------------------------------
+
+MISSING = [
+    ("word_count", {"min_count": 3}),
+    ("sentence_count", {}),
+    ("paragraph_count", {"max_count": 2}),
+    ("item_count", {}),
+    ("fixed_opening", {}),
+    ("fixed_closing", {"ignore_case": True}),
+    ("prefix_label", {"scope": "lines"}),
+    ("letter_case", {"scope": "all"}),
+    ("exact_word_inclusion", {}),
+    ("exact_word_exclusion", {}),
+    ("lexical_diversity", {"max_occurrences": 2}),
+]
+
+
+@pytest.mark.parametrize(("type_id", "params"), MISSING)
+def test_missing_required_param_raises(type_id, params):
+    with pytest.raises(MissingParamError, match="missing required"):
+        check(type_id, "Some answer.", **params)
+
+
+WRONG_TYPE = [
+    ("word_count", {"min_count": "40", "max_count": 60}),
+    ("word_count", {"min_count": True, "max_count": 60}),
+    ("json", {"top_level": "scalar"}),
+    ("csv", {"min_rows": 1.5}),
+    ("bullet_list", {"allow_text": "yes"}),
+    ("markdown", {"elements": ["heading", "diagram"]}),
+    ("fixed_opening", {"text": 3}),
+    ("prefix_label", {"prefix": "A", "scope": "sentences"}),
+    ("letter_case", {"case": "camel"}),
+    ("exact_word_inclusion", {"phrases": "NASA"}),
+    ("exact_word_exclusion", {"phrases": ["x"], "whole_word": 1}),
+    ("lexical_diversity", {"terms": ["a"], "max_occurrences": "2"}),
+    ("item_count", {"min_count": 1, "max_count": None, "kind": "checkbox"}),
+    ("word_count", {"min_count": 1, "max_count": 2, "words": 3}),  # unknown param
+]
+
+
+@pytest.mark.parametrize(("type_id", "params"), WRONG_TYPE)
+def test_wrong_type_raises_value_error(type_id, params):
+    ctype = REGISTRY.get(type_id)
+    assert ctype.param_errors(params)
+    with pytest.raises(ValueError):
+        run_checker(ctype, "Some answer.", params)
+
+
+CROSS_FIELD = [
+    ("word_count", {"min_count": 60, "max_count": 40}, "greater than max_count"),
+    ("sentence_count", {"min_count": None, "max_count": None}, "at least one of"),
+    ("paragraph_count", {"min_count": -1, "max_count": None}, ">= 0"),
+    ("item_count", {"min_count": 5, "max_count": 2}, "greater than max_count"),
+    ("json", {"top_level": "array", "required_keys": ["a"]}, "required_keys"),
+    ("csv", {"require_header": False, "columns": ["a"]}, "require_header"),
+    ("csv", {"delimiter": ";;"}, "one character"),
+    ("fixed_opening", {"text": "  "}, "must not be empty"),
+    ("prefix_label", {"prefix": ""}, "must not be empty"),
+    ("exact_word_inclusion", {"phrases": []}, "non-empty"),
+    ("exact_word_inclusion", {"phrases": ["a"], "min_occurrences": 0}, "min_occurrences"),
+    ("exact_word_exclusion", {"phrases": [""]}, "non-empty"),
+    ("lexical_diversity", {"terms": [], "max_occurrences": 1}, "terms"),
+    ("lexical_diversity", {"terms": None, "max_occurrences": -1}, "max_occurrences"),
+]
+
+
+@pytest.mark.parametrize(("type_id", "params", "fragment"), CROSS_FIELD)
+def test_cross_field_errors(type_id, params, fragment):
+    ctype = REGISTRY.get(type_id)
+    errors = ctype.param_errors(params)
+    assert errors and fragment in errors[0][1], errors
+    with pytest.raises(ValueError, match=fragment.replace("(", r"\(")):
+        run_checker(ctype, "Some answer.", params)
+
+
+def test_nullable_bound_is_accepted():
+    ctype = REGISTRY.get("word_count")
+    assert ctype.param_errors({"min_count": None, "max_count": 5}) == []
+    assert ctype.param_errors({"min_count": 5, "max_count": 5}) == []
+
+
+def test_response_must_be_str():
+    with pytest.raises(TypeError):
+        run_checker(REGISTRY.get("json"), None, {})  # type: ignore[arg-type]

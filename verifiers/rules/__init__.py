@@ -1,0 +1,1 @@
+"""Rule checkers, one module per benchmark family. Registration happens at import."""

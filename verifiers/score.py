@@ -1,0 +1,219 @@
+"""``ifpo score``: score responses against items with the verifier suite and write REPORT.json.
+
+    ifpo score --items ITEMS.jsonl --responses RESPONSES.jsonl --out REPORT.json \\
+               [--judge JUDGE.yaml] [--format ifpo|ifeval]
+
+RESPONSES.jsonl lines are ``{"id": ..., "response": ...}``. With ``--format ifeval`` the items are
+IFEval records ``{key, prompt, instruction_id_list, kwargs}`` and responses may be IFEval's
+``{prompt, response}`` lines, matched by prompt (or ``{"key"|"id", "response"}``).
+
+REPORT.json keys are stable: ``ipr``, ``cpr_micro``, ``cpr_macro``, ``cpr_by_dimension``,
+``near_miss_rate``, ``violations_per_failed``, ``tcsr``, ``tisr``, ``unjudged``,
+``by_constraint_type``, ``by_structure``, ``by_k``, ``conflict`` and ``items`` (verdicts in each
+item's constraint order). Conflict items are scored by the Conflict-30 diagnosis only: their
+checklists are unsatisfiable by construction, so they stay out of IPR/CPR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from verifiers.checklist import ChecklistEvaluator, ItemResult
+from verifiers.metrics import checklist_report, conflict_metrics
+from verifiers.schema import ItemError, iter_jsonl, load_items
+
+
+class InputError(ValueError):
+    """Bad input files; the message lists every problem found."""
+
+
+def load_ifeval_items(path: Path) -> list[dict[str, Any]]:
+    from verifiers.formats import ifeval_record_to_item
+    from verifiers.schema import Validator
+
+    items, errors = [], []
+    validator = Validator(path.parent, check_media=False)
+    seen: set[str] = set()
+    for lineno, record, parse_error in iter_jsonl(path):
+        if parse_error:
+            errors.append(str(ItemError(str(path), lineno, None, "", parse_error)))
+            continue
+        key = record.get("key") if isinstance(record, dict) else None
+        try:
+            item = ifeval_record_to_item(record)
+        except ValueError as exc:
+            field, _, msg = str(exc).partition(": ")
+            errors.append(str(ItemError(str(path), lineno, None if key is None else str(key), field, msg or str(exc))))
+            continue
+        problems = validator.validate(item)
+        if item["id"] in seen:
+            problems.append(("key", "duplicate key"))
+        seen.add(item["id"])
+        errors += [str(ItemError(str(path), lineno, item["id"], f, m)) for f, m in problems]
+        if not problems:
+            item["_prompt"] = record["prompt"]
+            items.append(item)
+    if errors:
+        raise InputError("\n".join(errors))
+    return items
+
+
+def load_responses(path: Path, items: Sequence[Mapping[str, Any]], fmt: str) -> dict[str, str]:
+    """Map item id -> response; every malformed line, unknown id or duplicate is an error."""
+    by_prompt = {item.get("_prompt"): item["id"] for item in items} if fmt == "ifeval" else {}
+    ids = {item["id"] for item in items}
+    responses: dict[str, str] = {}
+    errors: list[str] = []
+    for lineno, rec, parse_error in iter_jsonl(path):
+        where = f"{path}:{lineno}"
+        if parse_error:
+            errors.append(f"{where}: {parse_error}")
+            continue
+        if not isinstance(rec, dict):
+            errors.append(f"{where}: expected an object with id and response")
+            continue
+        response = rec.get("response")
+        if not isinstance(response, str):
+            errors.append(f"{where}: response: expected a string, got {type(response).__name__}")
+            continue
+        item_id = rec.get("id", rec.get("key"))
+        if item_id is None and fmt == "ifeval" and "prompt" in rec:
+            item_id = by_prompt.get(rec["prompt"])
+            if item_id is None:
+                errors.append(f"{where}: prompt: matches no IFEval item's prompt ({str(rec['prompt'])[:60]!r})")
+                continue
+        if item_id is None:
+            errors.append(f"{where}: id: missing (expected the item id{' or the prompt' if fmt == 'ifeval' else ''})")
+            continue
+        item_id = str(item_id)
+        if item_id not in ids:
+            errors.append(f"{where}: id: {item_id!r} is not an item id of the items file")
+        elif item_id in responses:
+            errors.append(f"{where}: id: second response for {item_id!r}")
+        else:
+            responses[item_id] = response
+    if errors:
+        raise InputError("\n".join(errors))
+    return responses
+
+
+def build_report(results: Sequence[ItemResult], *, missing: Sequence[str] = (), judge_stats: Any = None) -> dict:
+    """REPORT.json content from item results (metrics + per-item verdicts)."""
+    records = [r.to_dict() for r in results]
+    normal = [r for r in records if r["structure"] != "conflict"]
+    report = checklist_report(normal)
+    report["conflict"] = conflict_metrics([r["conflict"] for r in records if r.get("conflict")])
+    report["missing_responses"] = list(missing)
+    if judge_stats is not None:
+        report["judge"] = judge_stats
+    report["items"] = [
+        {
+            "id": r["id"],
+            "structure": r["structure"],
+            "task_gate": r["task_gate"],
+            **({"conflict": r["conflict"]} if r.get("conflict") else {}),
+            "verdicts": [
+                {k: v[k] for k in ("constraint_id", "type", "route", "passed", "reason", "dimension", "params_source")}
+                for v in r["verdicts"]
+            ],
+        }
+        for r in records
+    ]
+    return report
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _pct(x: float | None) -> str:
+    return "   -  " if x is None else f"{100 * x:5.1f}%"
+
+
+def format_table(report: Mapping[str, Any]) -> str:
+    """A readable terminal summary of a report."""
+    un = report["unjudged"]
+    lines = [
+        f"items {report['n_items']}  IPR {_pct(report['ipr'])}  CPR micro {_pct(report['cpr_micro'])}  "
+        f"macro {_pct(report['cpr_macro'])}  TCSR {_pct(report['tcsr'])}  TISR {_pct(report['tisr'])}",
+        f"near-miss {_pct(report['near_miss_rate'])}  violations/failed "
+        f"{'-' if report['violations_per_failed'] is None else round(report['violations_per_failed'], 2)}  "
+        f"unjudged: {un['constraints']} constraints, {un['items_undetermined']} items, {un['task_gates']} task gates",
+        "dimension: " + "  ".join(f"{d} {_pct(v)}" for d, v in report["cpr_by_dimension"].items()),
+        "",
+    ]
+    types = report["by_constraint_type"]
+    width = max((len(t) for t in types), default=4)
+    lines.append(f"{'constraint type':<{width}}  {'CPR':>6}  passed/judged  unjudged")
+    for t, row in types.items():
+        lines.append(f"{t:<{width}}  {_pct(row['cpr'])}  {row['passed']:>6}/{row['judged']:<6}  {row['unjudged']:>8}")
+    conflict = report.get("conflict") or {}
+    if conflict.get("n") or conflict.get("unjudged"):
+        lines.append(
+            f"\nconflict items {conflict['n']}: detected {_pct(conflict['detected'])} localized "
+            f"{_pct(conflict['localized'])} strict {_pct(conflict['strict'])} blind {_pct(conflict['blind'])} "
+            f"(unjudged {conflict['unjudged']})"
+        )
+    if report.get("missing_responses"):
+        lines.append(f"\n{len(report['missing_responses'])} item(s) had no response and were not scored")
+    return "\n".join(lines)
+
+
+def cli_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ifpo score", description=__doc__.splitlines()[0])
+    parser.add_argument("--items", required=True, help="items JSONL (ifpo items, or IFEval records with --format ifeval)")
+    parser.add_argument("--responses", required=True, help="responses JSONL: {id, response} (or IFEval {prompt, response})")
+    parser.add_argument("--out", required=True, help="REPORT.json to write")
+    parser.add_argument("--judge", help="judge YAML (keys of verifiers.judge.JudgeConfig); without it judge verdicts are unjudged")
+    parser.add_argument("--format", choices=["ifpo", "ifeval"], default="ifpo", help="items/responses format")
+    parser.add_argument("--root", help="dataset root for media paths (default: the items file's folder)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    items_path, responses_path = Path(args.items), Path(args.responses)
+    for p in (items_path, responses_path):
+        if not p.is_file():
+            print(f"ifpo score: file not found: {p}", file=sys.stderr)
+            return 2
+    try:
+        if args.format == "ifeval":
+            items = load_ifeval_items(items_path)
+        else:
+            loaded = load_items(items_path, root=args.root)
+            if loaded.errors:
+                raise InputError("\n".join(str(e) for e in loaded.errors))
+            items = loaded.items
+        responses = load_responses(responses_path, items, args.format)
+        judge = None
+        if args.judge:
+            from verifiers.judge import make_judge
+
+            judge = make_judge(args.judge)
+    except (InputError, ValueError) as exc:
+        print(f"ifpo score: invalid input:\n{exc}", file=sys.stderr)
+        return 1
+    root = Path(args.root) if args.root else items_path.parent
+    evaluator = ChecklistEvaluator(judge, media_root=root)
+    scored = [(item, responses[item["id"]]) for item in items if item["id"] in responses]
+    missing = [item["id"] for item in items if item["id"] not in responses]
+    results = evaluator.evaluate_many(scored, progress=not args.no_progress)
+    report = build_report(results, missing=missing, judge_stats=judge.stats.as_dict() if judge else None)
+    write_json_atomic(Path(args.out), report)
+    print(format_table(report))
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli_main(sys.argv[1:]))
