@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fake_openai import FakeOpenAI, user_text
+
 from verifiers.checklist import ChecklistEvaluator
 from verifiers.judge import JudgeConfig, JudgeError, OpenAIJudge, make_judge, parse_json_answer
 

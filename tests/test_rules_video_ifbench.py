@@ -1,0 +1,726 @@
+"""Truth tables for Video-IFBench's 13 function judges (verifiers/rules/video_ifbench.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+import verifiers.rules.video_ifbench  # noqa: F401  (registration)
+from verifiers.registry import REGISTRY, MissingParamError, run_checker
+
+IDS = {
+    "structured_json_output": {"top_level", "required_keys", "forbidden_keys", "schema"},
+    "table_output": {"allowed_formats", "min_rows", "require_header", "schema"},
+    "ordered_list_output": {"min_items", "allow_numbered", "allow_bullets"},
+    "closed_set_option_output": {"allowed_options", "allow_explanation", "ignore_case"},
+    "response_length_constraint": {"min_count", "max_count", "unit"},
+    "paragraph_count_constraint": {"min_count", "max_count"},
+    "list_item_count_constraint": {"min_count", "max_count"},
+    "required_keyword_inclusion": {
+        "keywords",
+        "match_all",
+        "min_occurrences",
+        "max_occurrences",
+        "ignore_case",
+    },
+    "forbidden_keyword_exclusion": {"keywords", "ignore_case"},
+    "normalized_value_format": {
+        "allowed_patterns",
+        "allowed_values",
+        "require_full_match",
+        "ignore_case",
+        "allow_multiple",
+        "separator_pattern",
+    },
+    "label_set_restriction": {"allowed_labels", "ignore_case", "allow_duplicates"},
+    "verbatim_speech_constraint": {
+        "expected_utterance",
+        "normalize_whitespace",
+        "normalize_quotes",
+        "ignore_case",
+        "allow_wrapping_quotes",
+    },
+    "span_localization": {"custom_patterns", "min_spans", "max_spans", "expected_span_count", "ignore_case"},
+}
+
+REQUIRED = {
+    "closed_set_option_output": {"allowed_options"},
+    "response_length_constraint": {"min_count", "max_count"},
+    "paragraph_count_constraint": {"min_count", "max_count"},
+    "list_item_count_constraint": {"min_count", "max_count"},
+    "required_keyword_inclusion": {"keywords"},
+    "forbidden_keyword_exclusion": {"keywords"},
+    "label_set_restriction": {"allowed_labels"},
+    "verbatim_speech_constraint": {"expected_utterance"},
+}
+
+# A valid set of params per id, used by the generic tests (empty response, required params).
+MINIMAL = {
+    "structured_json_output": {},
+    "table_output": {},
+    "ordered_list_output": {},
+    "closed_set_option_output": {"allowed_options": ["A", "B"]},
+    "response_length_constraint": {"min_count": 1, "max_count": 10},
+    "paragraph_count_constraint": {"min_count": 1, "max_count": 3},
+    "list_item_count_constraint": {"min_count": 1, "max_count": 3},
+    "required_keyword_inclusion": {"keywords": ["dog"]},
+    "forbidden_keyword_exclusion": {"keywords": ["dog"]},
+    "normalized_value_format": {"allowed_values": ["yes"]},
+    "label_set_restriction": {"allowed_labels": ["happy"]},
+    "verbatim_speech_constraint": {"expected_utterance": "hello"},
+    "span_localization": {},
+}
+
+
+def check(type_id, response, **params):
+    return run_checker(REGISTRY.get(type_id), response, params)
+
+
+# ----------------------------------------------------------------------------------------- registry
+
+
+def test_all_ids_registered_with_their_param_names():
+    for type_id, names in IDS.items():
+        ctype = REGISTRY.get(type_id)
+        assert ctype.source == "video_ifbench"
+        assert ctype.route == "rule"
+        assert set(ctype.param_names) == names, type_id
+        required = {p.name for p in ctype.params if p.required}
+        assert required == REQUIRED.get(type_id, set()), type_id
+        assert ctype.checker.__doc__ and ">>>" in ctype.checker.__doc__, type_id
+
+
+@pytest.mark.parametrize(
+    "type_id, name, default",
+    [
+        ("structured_json_output", "top_level", "object"),
+        ("table_output", "allowed_formats", ["markdown", "csv"]),
+        ("table_output", "min_rows", 1),
+        ("table_output", "require_header", True),
+        ("ordered_list_output", "min_items", 1),
+        ("closed_set_option_output", "allow_explanation", False),
+        ("closed_set_option_output", "ignore_case", True),
+        ("response_length_constraint", "unit", "word"),
+        ("required_keyword_inclusion", "match_all", True),
+        ("required_keyword_inclusion", "min_occurrences", 1),
+        ("required_keyword_inclusion", "max_occurrences", None),
+        ("normalized_value_format", "require_full_match", True),
+        ("normalized_value_format", "ignore_case", False),
+        ("normalized_value_format", "allow_multiple", False),
+        ("label_set_restriction", "allow_duplicates", True),
+        ("verbatim_speech_constraint", "normalize_whitespace", True),
+        ("verbatim_speech_constraint", "ignore_case", False),
+        ("verbatim_speech_constraint", "allow_wrapping_quotes", True),
+        ("span_localization", "min_spans", 1),
+        ("span_localization", "ignore_case", True),
+    ],
+)
+def test_defaults_match_design(type_id, name, default):
+    assert REGISTRY.get(type_id).param(name).default == default
+
+
+@pytest.mark.parametrize("type_id", sorted(IDS))
+@pytest.mark.parametrize("response", ["", "   \n\t  ", "```\n\n```"])
+def test_empty_response_fails(type_id, response):
+    result = check(type_id, response, **MINIMAL[type_id])
+    assert result.passed is False
+    assert "empty" in result.reason
+
+
+@pytest.mark.parametrize("type_id", sorted(REQUIRED))
+def test_missing_required_param_raises(type_id):
+    params = dict(MINIMAL[type_id])
+    params.pop(sorted(REQUIRED[type_id])[0])
+    with pytest.raises(MissingParamError):
+        run_checker(REGISTRY.get(type_id), "some answer", params)
+
+
+@pytest.mark.parametrize(
+    "type_id, params",
+    [
+        ("response_length_constraint", {"min_count": "10", "max_count": 20}),
+        ("response_length_constraint", {"min_count": 1, "max_count": 2, "unit": "tokens"}),
+        ("paragraph_count_constraint", {"min_count": 1.5, "max_count": 2}),
+        ("required_keyword_inclusion", {"keywords": "dog"}),
+        ("required_keyword_inclusion", {"keywords": ["dog"], "match_all": "yes"}),
+        ("closed_set_option_output", {"allowed_options": [1, 2]}),
+        ("table_output", {"allowed_formats": ["html"]}),
+        ("structured_json_output", {"top_level": "string"}),
+        ("span_localization", {"min_spans": True}),
+        ("verbatim_speech_constraint", {"expected_utterance": ["hi"]}),
+        ("label_set_restriction", {"allowed_labels": ["a"], "colour": "red"}),
+    ],
+)
+def test_wrong_param_type_raises_value_error(type_id, params):
+    with pytest.raises(ValueError):
+        run_checker(REGISTRY.get(type_id), "answer", params)
+
+
+@pytest.mark.parametrize(
+    "type_id, params, fragment",
+    [
+        ("response_length_constraint", {"min_count": 60, "max_count": 40}, "greater than max_count"),
+        ("response_length_constraint", {"min_count": -1, "max_count": 40}, ">= 0"),
+        ("paragraph_count_constraint", {"min_count": 3, "max_count": 2}, "greater than max_count"),
+        ("list_item_count_constraint", {"min_count": 5, "max_count": 1}, "greater than max_count"),
+        ("required_keyword_inclusion", {"keywords": []}, "empty"),
+        ("required_keyword_inclusion", {"keywords": ["dog", " "]}, "blank"),
+        (
+            "required_keyword_inclusion",
+            {"keywords": ["dog"], "min_occurrences": 3, "max_occurrences": 2},
+            "less",
+        ),
+        ("required_keyword_inclusion", {"keywords": ["dog"], "min_occurrences": 0}, "any response"),
+        ("forbidden_keyword_exclusion", {"keywords": []}, "empty"),
+        ("closed_set_option_output", {"allowed_options": []}, "empty"),
+        ("label_set_restriction", {"allowed_labels": []}, "empty"),
+        ("verbatim_speech_constraint", {"expected_utterance": "  ?! "}, "empty"),
+        ("normalized_value_format", {}, "allowed_patterns"),
+        ("normalized_value_format", {"allowed_patterns": ["(unclosed"]}, "not a valid regex"),
+        (
+            "normalized_value_format",
+            {"allowed_values": ["a"], "separator_pattern": "[;"},
+            "not a valid regex",
+        ),
+        ("normalized_value_format", {"allowed_values": ["a"], "separator_pattern": ";*"}, "empty string"),
+        ("span_localization", {"custom_patterns": ["[0-9"]}, "not a valid regex"),
+        ("span_localization", {"min_spans": 3, "max_spans": 2}, "less than min_spans"),
+        ("span_localization", {"expected_span_count": 0}, "outside"),
+        ("span_localization", {"min_spans": -1}, ">= 0"),
+        ("ordered_list_output", {"allow_numbered": False, "allow_bullets": False}, "no list format"),
+        ("ordered_list_output", {"min_items": 0}, ">= 1"),
+        ("table_output", {"allowed_formats": []}, "empty"),
+        ("table_output", {"schema": "{not json"}, "not valid JSON"),
+        ("table_output", {"schema": 3}, "skeleton"),
+        ("structured_json_output", {"schema": "nope"}, "not valid JSON"),
+        (
+            "structured_json_output",
+            {"required_keys": ["a"], "forbidden_keys": ["a"]},
+            "both required and forbidden",
+        ),
+        ("structured_json_output", {"top_level": "array", "required_keys": ["a"]}, "top_level"),
+    ],
+)
+def test_bad_param_combinations_are_reported(type_id, params, fragment):
+    ctype = REGISTRY.get(type_id)
+    errors = ctype.param_errors(params)
+    assert errors, params
+    assert any(fragment in message for _, message in errors), errors
+    with pytest.raises(ValueError):
+        run_checker(ctype, "answer", params)
+
+
+# ---------------------------------------------------------------------------- structured_json_output
+
+EVENTS_SCHEMA = {"items": [{"events": [], "time": ""}]}
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ('{"a": 1}', {}, True, "valid JSON object"),
+        ('```json\n{"a": 1}\n```', {}, True, "valid JSON object"),
+        ('```\n{"a": 1}\n```\n', {}, True, "valid JSON"),
+        ('Here you go:\n```json\n{"a": 1}\n```\nHope it helps.', {}, True, "fenced block"),
+        ('Answer: {"a": {"b": "}"}} thanks', {}, True, "embedded block"),
+        ("[1, 2]", {}, False, "top-level JSON value is array, expected object"),
+        ("[1, 2]", {"top_level": "array"}, True, "array"),
+        ("[1, 2]", {"top_level": "any"}, True, "array"),
+        ('{"a": 1,}', {}, False, "no valid JSON"),
+        ("events: none", {}, False, "no valid JSON"),
+        ('{"a": 1}', {"required_keys": ["a", "b"]}, False, "missing key 'b' at $"),
+        ('{"a": 1, "debug": 2}', {"forbidden_keys": ["debug"]}, False, "forbidden key 'debug'"),
+        ('{"a": 1}', {"forbidden_keys": ["debug"]}, True, ""),
+        ("[1]", {"top_level": "any", "required_keys": ["a"]}, False, "need a top-level object"),
+        ('{"items": [{"events": ["jump"], "time": "0:05"}]}', {"schema": EVENTS_SCHEMA}, True, ""),
+        ('{"items": []}', {"schema": EVENTS_SCHEMA}, True, ""),
+        (
+            '{"items": [{"time": "0:05"}]}',
+            {"schema": EVENTS_SCHEMA},
+            False,
+            "missing key 'events' at $.items[0]",
+        ),
+        (
+            '{"items": [{"events": [], "time": "0", "x": 1}]}',
+            {"schema": EVENTS_SCHEMA},
+            False,
+            "unexpected key 'x' at $.items[0]",
+        ),
+        (
+            '{"items": {"events": []}}',
+            {"schema": EVENTS_SCHEMA},
+            False,
+            "expected array at $.items, got object",
+        ),
+        ('{"items": [{"events": {}, "time": "0"}]}', {"schema": EVENTS_SCHEMA}, False, "$.items[0].events"),
+        ('{"a": {"b": 1}}', {"schema": {"a": ""}}, False, "expected a scalar at $.a, got object"),
+        ('{"pair": [1, 2, 3]}', {"schema": {"pair": [0, 0]}}, False, "expected 2 items at $.pair, got 3"),
+        ('{"a": 1}', {"schema": '{"a": 0}'}, True, ""),
+        ('{"名称": "狗"}', {"required_keys": ["名称"]}, True, ""),
+    ],
+)
+def test_structured_json_output(response, params, passed, fragment):
+    result = check("structured_json_output", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ------------------------------------------------------------------------------------- table_output
+
+MD_TABLE = "| Time | Event |\n|------|:-----:|\n| 0:05 | jump |\n| 0:09 | land |"
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        (MD_TABLE, {}, True, "markdown table with 2 data rows"),
+        (f"```markdown\n{MD_TABLE}\n```", {}, True, "markdown"),
+        (f"Here is the table:\n\n{MD_TABLE}\n\nDone.", {}, True, "markdown"),
+        (MD_TABLE + "   \n", {"min_rows": 2}, True, ""),
+        (MD_TABLE, {"min_rows": 3}, False, "2 data rows, expected at least 3"),
+        ("| Time | Event |\n|---|---|", {}, False, "0 data rows, expected at least 1"),
+        (
+            "| Time | Event |\n| 0:05 | jump |",
+            {"allowed_formats": ["markdown"]},
+            False,
+            "no markdown table found",
+        ),
+        ("| a | b |\n|---|---|\n| 1 | 2 | 3 |", {}, False, "row 1 has 3 cells, the header has 2"),
+        ("|  |  |\n|---|---|\n| 1 | 2 |", {}, False, "no header row"),
+        ("|  |  |\n|---|---|\n| 1 | 2 |", {"require_header": False}, True, ""),
+        ("time,event\n0:05,jump\n0:09,land", {}, True, "csv table with 2 data rows"),
+        ('time,event\n0:05,"jump, twice"', {"allowed_formats": ["csv"]}, True, "csv"),
+        ("time,event\n0:05,jump", {"allowed_formats": ["markdown"]}, False, "no markdown table"),
+        (MD_TABLE, {"allowed_formats": ["csv"]}, False, "no csv table"),
+        ("0:05,jump\n0:09,land", {"require_header": False, "min_rows": 2}, True, "2 data rows"),
+        ("0:05,jump", {"allowed_formats": ["csv"]}, False, "0 data rows"),
+        ("a,b\n1,2,3", {"allowed_formats": ["csv"]}, False, "different numbers of fields"),
+        ("Just a sentence without any table.", {}, False, "no markdown or csv table found"),
+        (MD_TABLE, {"schema": ["Time", "Event"]}, True, ""),
+        (
+            MD_TABLE,
+            {"schema": ["Event", "Time"]},
+            False,
+            "header is ['Time', 'Event'], expected ['Event', 'Time']",
+        ),
+        (MD_TABLE, {"schema": {"Event": "", "Time": ""}}, True, ""),
+        (MD_TABLE, {"schema": [{"Time": "", "Place": ""}]}, False, "missing column 'Place'"),
+        ("| **Time** | `Event` |\n|---|---|\n| 1 | 2 |", {"schema": ["Time", "Event"]}, True, ""),
+        ("0:05,jump", {"require_header": False, "schema": ["t", "e"]}, False, "no header row"),
+        ("| 时间 | 事件 |\n|---|---|\n| 0:05 | 跳 |", {"schema": ["时间", "事件"]}, True, ""),
+    ],
+)
+def test_table_output(response, params, passed, fragment):
+    result = check("table_output", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ------------------------------------------------------------------------------ ordered_list_output
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("1. cut\n2. fry\n3. serve", {"min_items": 3}, True, "3 bullet or numbered items"),
+        ("Steps:\n1) cut\n2) fry\nEnjoy!", {"min_items": 2}, True, ""),
+        ("- cut\n* fry\n• serve", {"min_items": 3}, True, ""),
+        ("- cut\n- fry", {"min_items": 3}, False, "2 bullet or numbered items, expected at least 3"),
+        ("- cut\n- fry", {"allow_bullets": False}, False, "0 numbered items, expected at least 1 (2 items"),
+        ("1. cut\n2. fry", {"allow_numbered": False}, False, "0 bullet items"),
+        ("1. cut\n- fry\n- serve", {"min_items": 3, "allow_bullets": False}, False, "1 numbered item"),
+        ("First cut, then fry.", {}, False, "0 bullet or numbered items"),
+        ("**Bold** opening\n-- not a bullet", {}, False, "0 "),
+        ("```\n1. cut\n2. fry\n```", {"min_items": 2}, True, ""),
+        ("1. 切菜\n2. 炒菜  \n", {"min_items": 2}, True, ""),
+        ("3. cut\n1. fry", {"min_items": 2}, True, ""),
+    ],
+)
+def test_ordered_list_output(response, params, passed, fragment):
+    result = check("ordered_list_output", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ------------------------------------------------------------------------- closed_set_option_output
+
+YN = ["Yes", "No"]
+ABC = ["A", "B", "C"]
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("Yes", {"allowed_options": YN}, True, "answer 'Yes' is an allowed option"),
+        ("yes", {"allowed_options": YN}, True, ""),
+        ("yes", {"allowed_options": YN, "ignore_case": False}, False, "not one of the allowed options"),
+        ("  No.  \n", {"allowed_options": YN}, True, ""),
+        ("**B**", {"allowed_options": ABC}, True, ""),
+        ('"C"', {"allowed_options": ABC}, True, ""),
+        ("```\nA\n```", {"allowed_options": ABC}, True, ""),
+        ("Maybe", {"allowed_options": YN}, False, "answer 'Maybe' is not one of the allowed options"),
+        ("B) The man runs.", {"allowed_options": ABC}, False, "explanations are not allowed"),
+        (
+            "B) The man runs.",
+            {"allowed_options": ABC, "allow_explanation": True},
+            True,
+            "followed by an explanation",
+        ),
+        ("Yes, because he jumps.", {"allowed_options": YN, "allow_explanation": True}, True, ""),
+        ("Yes, no doubt.", {"allowed_options": YN, "allow_explanation": True}, True, ""),
+        ("A, B", {"allowed_options": ABC, "allow_explanation": True}, False, "more than one option"),
+        ("A or B.", {"allowed_options": ABC, "allow_explanation": True}, False, "more than one option"),
+        ("Apple", {"allowed_options": ABC, "allow_explanation": True}, False, "not one of"),
+        ("The answer is B", {"allowed_options": ABC, "allow_explanation": True}, False, "not one of"),
+        ("是", {"allowed_options": ["是", "否"]}, True, ""),
+        ("是的，他在跳。", {"allowed_options": ["是", "否"], "allow_explanation": True}, True, ""),
+        ("running fast", {"allowed_options": ["running", "running fast"]}, True, "'running fast'"),
+    ],
+)
+def test_closed_set_option_output(response, params, passed, fragment):
+    result = check("closed_set_option_output", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ------------------------------------------------------------------------ response_length_constraint
+
+SIXTY_TWO = " ".join(["word"] * 62)
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        (SIXTY_TWO, {"min_count": 40, "max_count": 60}, False, "62 words, expected 40-60"),
+        (SIXTY_TWO, {"min_count": 40, "max_count": 62}, True, "62 words"),
+        ("One two three.", {"min_count": 3, "max_count": 3}, True, "3 words, expected exactly 3"),
+        ("One two three.   \n\n", {"min_count": 4, "max_count": 9}, False, "3 words, expected 4-9"),
+        ("Don’t stop, well-known man", {"min_count": 4, "max_count": 4}, True, ""),
+        ("```\none two\n```", {"min_count": 2, "max_count": 2}, True, ""),
+        ("红色的车 red car", {"min_count": 2, "max_count": 2}, True, "2 words"),
+        ("红色的车 red car", {"min_count": 10, "max_count": 10, "unit": "zh_length"}, True, "10 characters"),
+        (
+            "红色的车。",
+            {"min_count": 1, "max_count": 4, "unit": "zh_length"},
+            False,
+            "5 characters, expected 1-4",
+        ),
+        ("红 色\n的车", {"min_count": 4, "max_count": 4, "unit": "chars"}, True, ""),
+        ("one two", {"min_count": 2, "max_count": 2, "unit": "words"}, True, ""),
+    ],
+)
+def test_response_length_constraint(response, params, passed, fragment):
+    result = check("response_length_constraint", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ------------------------------------------------------------------------ paragraph_count_constraint
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("One.\n\nTwo.", {"min_count": 2, "max_count": 2}, True, "2 paragraphs, expected exactly 2"),
+        ("One.\nStill one.", {"min_count": 2, "max_count": 3}, False, "1 paragraph, expected 2-3"),
+        ("One.\n  \t\n\n\nTwo.\n\n", {"min_count": 2, "max_count": 2}, True, ""),
+        ("A.\n\nB.\n\nC.", {"min_count": 1, "max_count": 2}, False, "3 paragraphs, expected 1-2"),
+        ("```\nA.\n\nB.\n```", {"min_count": 2, "max_count": 2}, True, ""),
+        ("第一段。\n\n第二段。", {"min_count": 2, "max_count": 2}, True, ""),
+    ],
+)
+def test_paragraph_count_constraint(response, params, passed, fragment):
+    result = check("paragraph_count_constraint", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ------------------------------------------------------------------------ list_item_count_constraint
+
+
+@pytest.mark.parametrize(
+    "response, bounds, passed, fragment",
+    [
+        ("- a\n- b\n- c", (3, 3), True, "3 items (list items), expected exactly 3"),
+        ("Intro line\n1. a\n2. b\nOutro", (2, 2), True, "(list items)"),
+        ("- a\n- b\n- c\n- d", (1, 3), False, "4 items (list items), expected 1-3"),
+        ("1. a 2. b 3. c", (3, 3), True, "inline numbering"),
+        ("1. only one", (1, 1), True, ""),
+        ('["cat", "dog"]', (2, 2), True, "JSON array"),
+        ('[{"t": "0:05", "e": "x"}, {"t": "0:09", "e": "y"}]', (2, 2), True, "JSON array"),
+        ("cat, dog, and bird", (3, 3), True, "separated entries"),
+        ("猫、狗、鸟", (3, 3), True, "separated entries"),
+        ("Here are the animals:\ncat\ndog", (2, 2), True, "(lines)"),
+        ("cat\n\ndog\n   \nbird   ", (3, 3), True, "(lines)"),
+        ("```\n- a\n- b\n```", (2, 2), True, ""),
+    ],
+)
+def test_list_item_count_constraint(response, bounds, passed, fragment):
+    result = check("list_item_count_constraint", response, min_count=bounds[0], max_count=bounds[1])
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ------------------------------------------------------------------------ required_keyword_inclusion
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("The chef dices onions.", {"keywords": ["onions"]}, True, "all 1 keyword(s)"),
+        ("The chef dices ONIONS.", {"keywords": ["onions"]}, True, ""),
+        ("The chef dices ONIONS.", {"keywords": ["onions"], "ignore_case": False}, False, "'onions' 0 times"),
+        ("A pineapple.", {"keywords": ["apple"]}, False, "'apple' 0 times; each keyword expected at least 1"),
+        ("Apples and an apple.", {"keywords": ["apple"]}, True, ""),
+        ("在Apple公司工作", {"keywords": ["apple"]}, True, ""),
+        ("红色的车", {"keywords": ["红色"]}, True, ""),
+        ("红色的车", {"keywords": ["红色", "blue"]}, False, "'blue' 0 times"),
+        ("红色的车", {"keywords": ["红色", "blue"], "match_all": False}, True, "'红色' occurs 1 time"),
+        (
+            "cat cat cat",
+            {"keywords": ["cat"], "max_occurrences": 2},
+            False,
+            "'cat' 3 times; each keyword expected 1-2",
+        ),
+        ("cat cat", {"keywords": ["cat"], "min_occurrences": 2, "max_occurrences": 2}, True, "exactly 2"),
+        ("a red\n  car", {"keywords": ["red car"]}, True, ""),
+        ("He doesn’t stop", {"keywords": ["doesn't"]}, True, ""),
+        ("```\ndog\n```", {"keywords": ["dog"]}, True, ""),
+        ("no dog", {"keywords": ["cat"], "min_occurrences": 0, "max_occurrences": 0}, True, ""),
+        ("dog, cat", {"keywords": ["bird", "fish"], "match_all": False}, False, "no keyword occurs"),
+    ],
+)
+def test_required_keyword_inclusion(response, params, passed, fragment):
+    result = check("required_keyword_inclusion", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ----------------------------------------------------------------------- forbidden_keyword_exclusion
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("He runs fast.", {"keywords": ["run"]}, True, "none of the 1 forbidden"),
+        ("He will RUN.", {"keywords": ["run"]}, False, "forbidden keyword(s) present: 'run' (1 time)"),
+        ("He will RUN.", {"keywords": ["run"], "ignore_case": False}, True, ""),
+        ("run, run", {"keywords": ["run", "walk"]}, False, "'run' (2 times)"),
+        ("Don’t panic", {"keywords": ["don't"]}, False, "don't"),
+        ("这是红色的", {"keywords": ["红色"]}, False, "红色"),
+        ("background music", {"keywords": ["back"]}, True, ""),
+    ],
+)
+def test_forbidden_keyword_exclusion(response, params, passed, fragment):
+    result = check("forbidden_keyword_exclusion", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# -------------------------------------------------------------------------- normalized_value_format
+
+TIME_RE = r"\d{2}:\d{2}"
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("00:05", {"allowed_patterns": [TIME_RE]}, True, "all 1 value match"),
+        ("00:05  \n", {"allowed_patterns": [TIME_RE]}, True, ""),
+        ("at 00:05", {"allowed_patterns": [TIME_RE]}, False, "1 of 1 value do not fully match"),
+        ("at 00:05", {"allowed_patterns": [TIME_RE], "require_full_match": False}, True, ""),
+        ("0:5", {"allowed_patterns": [TIME_RE]}, False, "'0:5'"),
+        ("YES", {"allowed_values": ["yes", "no"]}, False, "values 'yes', 'no'"),
+        ("YES", {"allowed_values": ["yes", "no"], "ignore_case": True}, True, ""),
+        (
+            "00:05; 00:09\n00:12",
+            {"allowed_patterns": [TIME_RE], "allow_multiple": True},
+            True,
+            "all 3 values",
+        ),
+        ("00:05; soon", {"allowed_patterns": [TIME_RE], "allow_multiple": True}, False, "'soon'"),
+        (
+            "00:05; soon",
+            {"allowed_patterns": [TIME_RE], "allow_multiple": True, "require_full_match": False},
+            True,
+            "1 of 2 values",
+        ),
+        (
+            "soon; later",
+            {"allowed_patterns": [TIME_RE], "allow_multiple": True, "require_full_match": False},
+            False,
+            "",
+        ),
+        (
+            "00:05, 00:09",
+            {"allowed_patterns": [TIME_RE], "allow_multiple": True, "separator_pattern": ","},
+            True,
+            "",
+        ),
+        ('{"start": "00:05", "end": "00:09"}', {"allowed_patterns": [TIME_RE]}, True, "all 2 values"),
+        ('["00:05", "later"]', {"allowed_patterns": [TIME_RE]}, False, "'later'"),
+        ("```\n00:05\n```", {"allowed_patterns": [TIME_RE]}, True, ""),
+        ("2024-05-01", {"allowed_patterns": [r"\d{4}-\d{2}-\d{2}"], "allowed_values": ["unknown"]}, True, ""),
+        ("unknown", {"allowed_patterns": [r"\d{4}-\d{2}-\d{2}"], "allowed_values": ["unknown"]}, True, ""),
+        ("红色", {"allowed_values": ["红色", "蓝色"]}, True, ""),
+    ],
+)
+def test_normalized_value_format(response, params, passed, fragment):
+    result = check("normalized_value_format", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+# ----------------------------------------------------------------------------- label_set_restriction
+
+EMOTIONS = ["happy", "sad", "angry"]
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("happy", {}, True, "all 1 entry (lines) use allowed labels"),
+        ("Happy, sad", {}, True, "all 2 entries (separated entries)"),
+        ("Happy, sad", {"ignore_case": False}, False, "'Happy'"),
+        ("happy, bored", {}, False, "1 of 2 entries (separated entries) use no allowed label"),
+        ("- 0:05 happy\n- 0:09 sad", {}, True, "(list items)"),
+        ("Labels:\n- happy\n- confused", {}, False, "'confused'"),
+        ("Label: happy", {}, True, ""),
+        ("0:05 - happy (smiling)\n0:09 - sad (crying)", {}, True, ""),
+        ('["happy", "sad"]', {}, True, "JSON array"),
+        ('[{"label": "happy"}, {"label": "bored"}]', {}, False, "'bored'"),
+        ("happy\nhappy", {"allow_duplicates": False}, False, "'happy' used 2 times"),
+        ("happy\nhappy", {}, True, ""),
+        ("Happy: the man is happy", {"allow_duplicates": False}, True, ""),
+        ("unhappy", {}, False, "use no allowed label"),
+        ("```\nhappy, sad\n```", {}, True, ""),
+        ("“happy”, ‘sad’", {}, True, ""),
+    ],
+)
+def test_label_set_restriction(response, params, passed, fragment):
+    result = check("label_set_restriction", response, allowed_labels=EMOTIONS, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+@pytest.mark.parametrize(
+    "response, labels, params, passed",
+    [
+        ("开心，难过", ["开心", "难过"], {}, True),
+        ("开心，生气", ["开心", "难过"], {}, False),
+        ("very sad", ["sad", "very sad"], {"allow_duplicates": False}, True),
+        ("walking; running", ["walking", "running"], {}, True),
+    ],
+)
+def test_label_set_restriction_more(response, labels, params, passed):
+    assert check("label_set_restriction", response, allowed_labels=labels, **params).passed is passed
+
+
+# ------------------------------------------------------------------------ verbatim_speech_constraint
+
+UTTERANCE = "Let's go now."
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("Let's go now.", {}, True, "found verbatim"),
+        ('He shouts: "Let\'s go now!"', {}, True, ""),
+        ("He shouts: “Let’s go now”, then leaves.", {}, True, ""),
+        ("He shouts: “Let’s go now”", {"normalize_quotes": False}, False, "not found"),
+        ("'Let's go now.'", {}, True, ""),
+        ("Let's   go\nnow", {}, True, ""),
+        ("Let's   go\nnow", {"normalize_whitespace": False}, False, ""),
+        ("LET'S GO NOW", {}, False, "found only with different letter case"),
+        ("LET'S GO NOW", {"ignore_case": True}, True, ""),
+        ('He says "Let us go now."', {}, False, "closest: 'Let us go now.'"),
+        ("He says let's go nowhere", {"ignore_case": True}, False, "not found"),
+        ("```\nLet's go now.\n```", {}, True, ""),
+        ("Let's go now.   \n", {"allow_wrapping_quotes": False}, True, ""),
+    ],
+)
+def test_verbatim_speech_constraint(response, params, passed, fragment):
+    result = check("verbatim_speech_constraint", response, expected_utterance=UTTERANCE, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason
+
+
+@pytest.mark.parametrize(
+    "response, utterance, passed",
+    [
+        ("他说：“我们走吧！”", "我们走吧", True),
+        ("他说：我们走吧", "“我们走吧。”", True),
+        ("他说：我们走", "我们走吧", False),
+        ('"Stop!" she yelled.', '"Stop"', True),
+        ("Okay, let's start.", "Okay let's start", True),
+    ],
+)
+def test_verbatim_speech_constraint_more(response, utterance, passed):
+    assert check("verbatim_speech_constraint", response, expected_utterance=utterance).passed is passed
+
+
+# --------------------------------------------------------------------------------- span_localization
+
+
+@pytest.mark.parametrize(
+    "response, count",
+    [
+        ("The man jumps at 00:05-00:09.", 1),
+        ("Between [3.5s - 7s] the dog runs.", 1),
+        ("from 0:12 to 0:15 it rains", 1),
+        ("FROM 0:12 TO 0:15", 1),
+        ("3-7 seconds", 1),
+        ("1:02:03 – 1:02:10", 1),
+        ("between 1:00 and 1:05", 1),
+        ("Start time: 2:00; end time: 2:05", 1),
+        ("00:01 --> 00:04", 1),
+        ("从0:12到0:15", 1),
+        ("开始：0:12，结束：0:15", 1),
+        ("3秒到7秒", 1),
+        ("00:05-00:09, later 0:05 to 0:09", 1),  # the same span restated counts once
+        ("00:05-00:09 and 00:10–00:12 and 00:20 ~ 00:25", 3),
+        ("3-7 people came in 2023-2024", 0),
+        ("at 00:05 only", 0),
+        ('[{"start": "00:05", "end": "00:09"}, {"start": 10, "end": 12}]', 2),
+        ('{"start_time": "0:05", "end_time": "0:09", "note": "0:05-0:09"}', 1),
+        ("```\n00:05-00:09\n```", 1),
+    ],
+)
+def test_span_localization_counts(response, count):
+    result = check("span_localization", response, min_spans=0, expected_span_count=count)
+    assert result.passed, result.reason
+
+
+@pytest.mark.parametrize(
+    "response, params, passed, fragment",
+    [
+        ("00:05-00:09", {}, True, "1 distinct time span, expected at least 1"),
+        ("no times here", {}, False, "0 distinct time spans, expected at least 1"),
+        ("00:05-00:09 and 00:10-00:12", {"max_spans": 1}, False, "2 distinct time spans, expected exactly 1"),
+        ("00:05-00:09 and 00:10-00:12", {"expected_span_count": 3}, False, "expected exactly 3"),
+        ("00:05-00:09 and 00:10-00:12", {"min_spans": 2, "max_spans": 4}, True, ""),
+        (
+            "frames 10-20 and 30-40",
+            {"custom_patterns": [r"frames? \d+-\d+|\band \d+-\d+"]},
+            True,
+            "2 distinct",
+        ),
+        (
+            "frames 10-20 at 0:01-0:02",
+            {"custom_patterns": [r"frames \d+-\d+"], "expected_span_count": 2},
+            True,
+            "",
+        ),
+        (
+            "Clip 0:01-0:02",
+            {"custom_patterns": [r"clip \d:\d{2}-\d:\d{2}"], "expected_span_count": 1},
+            True,
+            "",
+        ),
+        ("CLIP A", {"custom_patterns": [r"clip [a-z]"], "ignore_case": False}, False, "0 distinct"),
+        ("CLIP A", {"custom_patterns": [r"clip [a-z]"]}, True, ""),
+    ],
+)
+def test_span_localization(response, params, passed, fragment):
+    result = check("span_localization", response, **params)
+    assert result.passed is passed, result.reason
+    assert fragment in result.reason

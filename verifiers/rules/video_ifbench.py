@@ -1,0 +1,1363 @@
+"""Video-IFBench's 13 function judges, under their own ids and parameter names.
+
+Behaviour follows the released scorer (``video_ifbench/function_judges.py`` in
+github.com/Alexios-hub/Video-IFBench), reimplemented from its documented behaviour. Shared
+conventions (DESIGN.md, "Compatibility"): one surrounding code fence is stripped first; keywords
+match as whole words for Latin text and as substrings when the keyword contains CJK; words are
+counted by :func:`verifiers.text.words` (CJK characters are not words) and ``zh_length`` counts
+every non-space character; paragraphs split on blank lines. An empty or whitespace-only response
+fails every checker here.
+
+The released scorer runs on a span an LLM extracted from the response; ifpo's rule route sees the
+whole response, so where the scorer compares the span for equality ifpo looks for the required
+thing *inside* the response (verbatim speech), and list-like parsing skips intro lines such as
+``"Here are the labels:"``. Each checker's docstring states its decisions.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import unicodedata
+from collections.abc import Mapping
+from difflib import SequenceMatcher
+from typing import Any
+
+from verifiers.registry import Check, Param, register
+from verifiers.text import (
+    bounds_text,
+    cjk_length,
+    count_words,
+    has_cjk,
+    in_bounds,
+    is_cjk,
+    list_items,
+    nonblank_lines,
+    normalize_quotes,
+    plural,
+    split_paragraphs,
+    strip_code_fences,
+)
+
+SOURCE = "video_ifbench"
+EMPTY = Check(False, "empty response")
+
+# --------------------------------------------------------------------------------------------
+# private helpers (candidates for verifiers/text.py if another module needs them)
+# --------------------------------------------------------------------------------------------
+
+_WS = re.compile(r"\s+")
+# Quote characters beyond verifiers.text.normalize_quotes: guillemets, backtick and acute accent
+# are used as quotes by some models; the released scorer folds them too.
+_EXTRA_QUOTES = str.maketrans({"«": '"', "»": '"', "`": "'", "´": "'"})
+
+
+def _target(response: str) -> str:
+    return strip_code_fences(response)
+
+
+def _squash(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _fold(text: str, ignore_case: bool) -> str:
+    return text.casefold() if ignore_case else text
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = _squash(text)
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _listing(values: list[Any], limit: int = 5) -> str:
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return shown + (f" (+{len(values) - limit} more)" if len(values) > limit else "")
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def _is_word_char(ch: str) -> bool:
+    # A Latin keyword inside CJK text ("在Apple公司") is still a whole word: CJK characters do not
+    # glue to Latin letters, although Python's \w treats both as word characters.
+    return (ch.isalnum() or ch == "_") and not is_cjk(ch)
+
+
+def _find_phrase(haystack: str, needle: str) -> list[int]:
+    """Start offsets of non-overlapping ``needle`` hits: substring for CJK, whole word otherwise."""
+    if not needle:
+        return []
+    whole_word = not has_cjk(needle)
+    hits: list[int] = []
+    start = 0
+    while True:
+        i = haystack.find(needle, start)
+        if i < 0:
+            return hits
+        end = i + len(needle)
+        ok = True
+        if whole_word:
+            before = haystack[i - 1] if i > 0 else ""
+            after = haystack[end] if end < len(haystack) else ""
+            ok = not (before and _is_word_char(before) and _is_word_char(needle[0])) and not (
+                after and _is_word_char(after) and _is_word_char(needle[-1])
+            )
+        if ok:
+            hits.append(i)
+            start = end
+        else:
+            start = i + 1
+
+
+def _count_keyword(text: str, keyword: str, ignore_case: bool) -> int:
+    hay = _fold(_squash(normalize_quotes(text)), ignore_case)
+    needle = _fold(_squash(normalize_quotes(keyword)), ignore_case)
+    return len(_find_phrase(hay, needle))
+
+
+def _load_json(text: str) -> tuple[bool, Any]:
+    try:
+        return True, json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return False, None
+
+
+_FENCED_BLOCK = re.compile(r"```[\w+-]*[ \t]*\n(.*?)\n?```", re.DOTALL)
+
+
+def _first_balanced_block(text: str) -> str | None:
+    """The first ``{...}`` or ``[...]`` block, brackets balanced outside JSON strings."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return None
+    start = min(starts)
+    opening = text[start]
+    closing = "}" if opening == "{" else "]"
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == opening:
+            depth += 1
+        elif ch == closing:
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return None
+
+
+def _find_json(text: str) -> tuple[bool, Any, str]:
+    """Parse the response as JSON: the whole text, else a fenced block, else the first {...}/[...].
+
+    Returns ``(found, value, where)``; the released scorer is equally lenient about text around
+    the JSON because its judges see an extracted span.
+    """
+    ok, value = _load_json(text)
+    if ok:
+        return True, value, "whole response"
+    for block in _FENCED_BLOCK.findall(text):
+        ok, value = _load_json(block.strip())
+        if ok:
+            return True, value, "fenced block"
+    block = _first_balanced_block(text)
+    if block is not None:
+        ok, value = _load_json(block)
+        if ok:
+            return True, value, "embedded block"
+    return False, None, ""
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _schema_value(schema: Any) -> tuple[Any, str | None]:
+    """A schema skeleton given as dict/list, or as a JSON string of one; returns (skeleton, error)."""
+    if schema is None:
+        return None, None
+    if isinstance(schema, str):
+        ok, parsed = _load_json(strip_code_fences(schema))
+        if not ok:
+            return None, "schema is a string but not valid JSON"
+        schema = parsed
+    if not isinstance(schema, (dict, list)):
+        return None, f"schema must be a JSON object or array skeleton, got {_json_type(schema)}"
+    return schema, None
+
+
+def _skeleton_errors(value: Any, skeleton: Any, path: str = "$") -> list[str]:
+    """Where ``value`` departs from ``skeleton``.
+
+    A dict means exactly those keys (recursively); a 1-item list means every item matches that
+    item; a longer list means exactly that many items, position by position; an empty list means
+    any array; any scalar means any scalar (null included).
+    """
+    if isinstance(skeleton, dict):
+        if not isinstance(value, dict):
+            return [f"expected object at {path}, got {_json_type(value)}"]
+        errors = [f"missing key {k!r} at {path}" for k in skeleton if k not in value]
+        errors += [f"unexpected key {k!r} at {path}" for k in value if k not in skeleton]
+        for k, sub in skeleton.items():
+            if k in value:
+                errors += _skeleton_errors(value[k], sub, f"{path}.{k}")
+        return errors
+    if isinstance(skeleton, list):
+        if not isinstance(value, list):
+            return [f"expected array at {path}, got {_json_type(value)}"]
+        if not skeleton:
+            return []
+        if len(skeleton) == 1:
+            errors = []
+            for i, item in enumerate(value):
+                errors += _skeleton_errors(item, skeleton[0], f"{path}[{i}]")
+            return errors
+        errors = []
+        if len(value) != len(skeleton):
+            errors.append(f"expected {len(skeleton)} items at {path}, got {len(value)}")
+        for i, (item, sub) in enumerate(zip(value, skeleton)):
+            errors += _skeleton_errors(item, sub, f"{path}[{i}]")
+        return errors
+    if isinstance(value, (dict, list)):
+        return [f"expected a scalar at {path}, got {_json_type(value)}"]
+    return []
+
+
+def _errors_text(errors: list[str], limit: int = 3) -> str:
+    shown = "; ".join(errors[:limit])
+    return shown + (f" (+{len(errors) - limit} more)" if len(errors) > limit else "")
+
+
+def _regex_error(pattern: str, ignore_case: bool = False) -> str | None:
+    try:
+        re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        return str(exc)
+    return None
+
+
+def _count_bounds_check(params: Mapping[str, Any]) -> str | None:
+    lo, hi = params["min_count"], params["max_count"]
+    if lo < 0:
+        return f"min_count must be >= 0, got {lo}"
+    if lo > hi:
+        return f"min_count ({lo}) is greater than max_count ({hi})"
+    return None
+
+
+def _nonempty_strings(name: str, values: list[str] | None, *, allow_none: bool = False) -> str | None:
+    if values is None:
+        return None if allow_none else f"{name} is required"
+    if not values:
+        return f"{name} is empty"
+    blanks = [i for i, v in enumerate(values) if not v.strip()]
+    if blanks:
+        return f"{name}[{blanks[0]}] is blank"
+    return None
+
+
+# List-like parsing, shared by list_item_count_constraint and label_set_restriction.
+_INLINE_NUMBER = re.compile(r"(?:^|(?<=\s))(\d+)[.)]\s+")
+_ITEM_SEPARATORS = re.compile(r"\s*[,，;；、]\s*")
+_HAS_SEPARATOR = re.compile(r"[,，;；、]")
+
+
+def _scalar_strings(value: Any) -> list[str]:
+    """Leaf scalars of a JSON value as strings (JSON spelling for numbers, booleans)."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _scalar_strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _scalar_strings(v)]
+    if value is None:
+        return []
+    text = value if isinstance(value, str) else json.dumps(value)
+    return [text.strip()] if text.strip() else []
+
+
+def _list_like_items(text: str) -> tuple[list[str], str]:
+    """Split a response into list entries; returns ``(items, how they were found)``.
+
+    In order: a top-level JSON array (its non-empty leaf values); Markdown list items (``-``,
+    ``*``, ``+``, ``•``, ``1.``, ``1)``; other lines are ignored); inline numbering on one line
+    (``1. a 2. b 3. c``, numbers 1, 2, 3, ...); comma/semicolon/、-separated entries when every
+    line has a separator; otherwise one entry per non-blank line. In the last two cases a line
+    ending with ``:`` that is followed by more lines is an intro ("Here are the labels:"), not an
+    entry.
+    """
+    ok, parsed = _load_json(text)
+    if ok and isinstance(parsed, list):
+        entries = [" ".join(_scalar_strings(item)) for item in parsed]
+        return [e for e in entries if e], "JSON array"
+    lines = [ln.strip() for ln in nonblank_lines(text)]
+    if len(lines) == 1:
+        matches = list(_INLINE_NUMBER.finditer(lines[0]))
+        numbers = [int(m.group(1)) for m in matches]
+        if len(matches) >= 2 and numbers == list(range(1, len(numbers) + 1)):
+            ends = [m.start() for m in matches[1:]] + [len(lines[0])]
+            items = [lines[0][m.end() : end].strip() for m, end in zip(matches, ends)]
+            return [it for it in items if it], "inline numbering"
+    marked = list_items(text)
+    if marked:
+        return [item.text for item in marked], "list items"
+    while len(lines) > 1 and lines[0].endswith((":", "：")):
+        lines = lines[1:]
+    if lines and all(_HAS_SEPARATOR.search(ln) for ln in lines):
+        items = [part for ln in lines for part in _ITEM_SEPARATORS.split(ln) if part.strip()]
+        return [it.strip() for it in items], "separated entries"
+    return lines, "lines"
+
+
+# --------------------------------------------------------------------------------------------
+# structured_json_output
+# --------------------------------------------------------------------------------------------
+
+
+def _json_params_check(params: Mapping[str, Any]) -> str | None:
+    _, error = _schema_value(params["schema"])
+    if error:
+        return error
+    for name in ("required_keys", "forbidden_keys"):
+        problem = _nonempty_strings(name, params[name], allow_none=True)
+        if problem and not problem.endswith("is empty"):
+            return problem
+    required, forbidden = params["required_keys"] or [], params["forbidden_keys"] or []
+    both = [k for k in required if k in forbidden]
+    if both:
+        return f"key(s) {both} are both required and forbidden"
+    if required and params["top_level"] == "array":
+        return "required_keys need top_level 'object' (or 'any'), not 'array'"
+    return None
+
+
+@register(
+    "structured_json_output",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param(
+            "top_level",
+            "str",
+            default="object",
+            choices=("object", "array", "any"),
+            help="required type of the top-level JSON value",
+        ),
+        Param("required_keys", "list[str]", nullable=True, help="keys the top-level object must have"),
+        Param("forbidden_keys", "list[str]", nullable=True, help="keys the top-level object must not have"),
+        Param(
+            "schema",
+            "any",
+            nullable=True,
+            help="structure skeleton (dict/list or its JSON text): a dict means exactly those keys, "
+            "a 1-item list means every item matches it",
+        ),
+    ],
+    params_check=_json_params_check,
+    description="Answer in valid JSON (top level: {top_level}).",
+)
+def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
+    """Valid JSON with the required top-level type, keys and structure skeleton.
+
+    The JSON may be the whole response, a fenced block, or the first ``{...}``/``[...]`` block in
+    it (as in the released scorer). Keys are checked on the top-level object only; ``schema``
+    checks the structure recursively.
+
+    >>> structured_json_output('{"events": []}', {"top_level": "object", "required_keys": ["events"],
+    ...     "forbidden_keys": None, "schema": None}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    found, value, where = _find_json(text)
+    if not found:
+        return Check(False, "no valid JSON found in the response")
+    top = params["top_level"]
+    if top != "any" and _json_type(value) != top:
+        return Check(False, f"top-level JSON value is {_json_type(value)}, expected {top}")
+    errors: list[str] = []
+    required = params["required_keys"] or []
+    if required and not isinstance(value, dict):
+        return Check(False, f"required keys {required} need a top-level object, got {_json_type(value)}")
+    errors += [f"missing key {k!r} at $" for k in required if k not in value]
+    if isinstance(value, dict):
+        errors += [f"forbidden key {k!r} present at $" for k in params["forbidden_keys"] or [] if k in value]
+    skeleton, _ = _schema_value(params["schema"])
+    if skeleton is not None:
+        errors += [e for e in _skeleton_errors(value, skeleton) if e not in errors]
+    if errors:
+        return Check(False, _errors_text(errors))
+    suffix = "" if where == "whole response" else f" ({where})"
+    return Check(True, f"valid JSON {_json_type(value)}{suffix} matching the required structure")
+
+
+# --------------------------------------------------------------------------------------------
+# table_output
+# --------------------------------------------------------------------------------------------
+
+_PIPE_SPLIT = re.compile(r"(?<!\\)\|")
+_DELIM_CELL = re.compile(r":?-+:?")
+_TABLE_FORMATS = ("markdown", "csv")
+
+
+def _pipe_cells(line: str) -> list[str]:
+    row = line.strip()
+    if row.startswith("|"):
+        row = row[1:]
+    if row.endswith("|") and not row.endswith("\\|"):
+        row = row[:-1]
+    return [cell.strip() for cell in _PIPE_SPLIT.split(row)]
+
+
+def _clean_cell(cell: str) -> str:
+    return cell.strip().strip("*_`").strip()
+
+
+class _Table:
+    def __init__(self, fmt: str, header: list[str] | None, rows: list[list[str]], problem: str = ""):
+        self.fmt, self.header, self.rows, self.problem = fmt, header, rows, problem
+
+
+def _markdown_table(text: str) -> _Table | None:
+    """The first pipe table (header line, delimiter line, body rows) anywhere in the text."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for i in range(len(lines) - 1):
+        if "|" not in lines[i]:
+            continue
+        header, delim = _pipe_cells(lines[i]), _pipe_cells(lines[i + 1])
+        if len(header) != len(delim) or not all(_DELIM_CELL.fullmatch(c) for c in delim):
+            continue
+        rows: list[list[str]] = []
+        problem = ""
+        for line in lines[i + 2 :]:
+            if "|" not in line:
+                break
+            cells = _pipe_cells(line)
+            if len(cells) != len(header) and not problem:
+                problem = f"row {len(rows) + 1} has {len(cells)} cells, the header has {len(header)}"
+            rows.append(cells)
+        return _Table("markdown", header, rows, problem)
+    return None
+
+
+def _csv_table(text: str, require_header: bool) -> _Table | None:
+    """The whole text read as CSV: at least 2 columns, every row the same width."""
+    lines = nonblank_lines(text)
+    if not lines:
+        return None
+    rows = [[c.strip() for c in row] for row in csv.reader(io.StringIO("\n".join(lines)))]
+    rows = [r for r in rows if any(c for c in r)]
+    if not rows or len(rows[0]) < 2:
+        return None
+    widths = {len(r) for r in rows}
+    problem = "" if len(widths) == 1 else f"CSV rows have different numbers of fields {sorted(widths)}"
+    if problem:
+        return _Table("csv", None, rows, problem)
+    if require_header:
+        return _Table("csv", rows[0], rows[1:])
+    return _Table("csv", None, rows)
+
+
+def _table_schema_errors(table: _Table, skeleton: Any) -> list[str]:
+    """Header names (dict / [dict]: exactly these fields; list of names: exactly this header)."""
+    names: list[str] | None = None
+    ordered = False
+    if isinstance(skeleton, dict):
+        names = list(skeleton)
+    elif isinstance(skeleton, list) and len(skeleton) == 1 and isinstance(skeleton[0], dict):
+        names = list(skeleton[0])
+    elif isinstance(skeleton, list) and skeleton and all(not isinstance(x, (dict, list)) for x in skeleton):
+        names, ordered = [str(x) for x in skeleton], True
+    if names is None:
+        return _skeleton_errors(table.rows, skeleton, "$rows")
+    if table.header is None:
+        return ["schema names the columns, but the table has no header row"]
+    header = [_clean_cell(c) for c in table.header]
+    if ordered:
+        return [] if header == names else [f"header is {header}, expected {names}"]
+    errors = [f"missing column {n!r}" for n in names if n not in header]
+    errors += [f"unexpected column {h!r}" for h in header if h not in names]
+    if len(set(header)) != len(header):
+        errors.append(f"duplicate column names in header {header}")
+    return errors
+
+
+def _table_params_check(params: Mapping[str, Any]) -> str | None:
+    if not params["allowed_formats"]:
+        return "allowed_formats is empty: give 'markdown' and/or 'csv'"
+    if params["min_rows"] < 0:
+        return f"min_rows must be >= 0, got {params['min_rows']}"
+    _, error = _schema_value(params["schema"])
+    return error
+
+
+@register(
+    "table_output",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param(
+            "allowed_formats",
+            "list[str]",
+            default=["markdown", "csv"],
+            choices=_TABLE_FORMATS,
+            help="table syntaxes accepted",
+        ),
+        Param("min_rows", "int", default=1, help="minimum number of data rows (header excluded)"),
+        Param("require_header", "bool", default=True, help="the table must have a header row"),
+        Param(
+            "schema",
+            "any",
+            nullable=True,
+            help="column names: a dict (or [dict]) of exactly these fields, or a list = exact header",
+        ),
+    ],
+    params_check=_table_params_check,
+    description="Present the answer as a table ({allowed_formats}) with at least {min_rows} data rows.",
+)
+def table_output(response: str, params: Mapping[str, Any]) -> Check:
+    """A Markdown pipe table or a CSV table with enough data rows (and the schema's columns).
+
+    Markdown: the first header + ``|---|`` delimiter + rows block anywhere in the response; every
+    row must have the header's number of cells. CSV: the whole response, at least 2 columns, every
+    row the same width; with ``require_header`` its first row is the header. ``min_rows`` counts
+    data rows. A header whose cells are all empty does not count as a header.
+
+    >>> table_output("| t | event |\\n|---|---|\\n| 0:05 | jump |", {"allowed_formats": ["markdown"],
+    ...     "min_rows": 1, "require_header": True, "schema": None}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    formats = params["allowed_formats"]
+    candidates: list[_Table] = []
+    if "markdown" in formats:
+        table = _markdown_table(text)
+        if table is not None:
+            candidates.append(table)
+    if "csv" in formats:
+        table = _csv_table(text, params["require_header"])
+        if table is not None:
+            candidates.append(table)
+    if not candidates:
+        return Check(False, f"no {' or '.join(formats)} table found")
+    skeleton, _ = _schema_value(params["schema"])
+    problems: list[str] = []
+    for table in candidates:
+        if table.problem:
+            problems.append(f"{table.fmt}: {table.problem}")
+            continue
+        has_header = table.header is not None and any(c for c in table.header)
+        if params["require_header"] and not has_header:
+            problems.append(f"{table.fmt}: the table has no header row")
+            continue
+        n = len(table.rows)
+        if n < params["min_rows"]:
+            problems.append(f"{table.fmt}: {plural(n, 'data row')}, expected at least {params['min_rows']}")
+            continue
+        if skeleton is not None:
+            errors = _table_schema_errors(table, skeleton)
+            if errors:
+                problems.append(f"{table.fmt}: {_errors_text(errors)}")
+                continue
+        return Check(True, f"{table.fmt} table with {plural(n, 'data row')}")
+    return Check(False, "; ".join(problems))
+
+
+# --------------------------------------------------------------------------------------------
+# ordered_list_output
+# --------------------------------------------------------------------------------------------
+
+
+def _list_format_check(params: Mapping[str, Any]) -> str | None:
+    if not params["allow_numbered"] and not params["allow_bullets"]:
+        return "allow_numbered and allow_bullets are both false: no list format is accepted"
+    if params["min_items"] < 1:
+        return f"min_items must be >= 1, got {params['min_items']}"
+    return None
+
+
+@register(
+    "ordered_list_output",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param("min_items", "int", default=1, help="minimum number of list items"),
+        Param("allow_numbered", "bool", default=True, help="numbered items ('1.', '2)') count"),
+        Param("allow_bullets", "bool", default=True, help="bullet items ('-', '*', '+', '•') count"),
+    ],
+    params_check=_list_format_check,
+    description="Organise the answer as a list with at least {min_items} items.",
+)
+def ordered_list_output(response: str, params: Mapping[str, Any]) -> Check:
+    """At least ``min_items`` list lines of an allowed kind (numbered and/or bullet).
+
+    Lines of a disallowed kind are not counted; the numbering need not be sequential (the
+    released scorer does not check it either); other lines (an intro, a closing remark) are allowed.
+
+    >>> ordered_list_output("1. cut\\n2. fry", {"min_items": 2, "allow_numbered": True,
+    ...     "allow_bullets": False}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    kinds = {
+        k for k, ok in (("numbered", params["allow_numbered"]), ("bullet", params["allow_bullets"])) if ok
+    }
+    items = list_items(text)
+    counted = [it for it in items if it.kind in kinds]
+    ignored = len(items) - len(counted)
+    what = " or ".join(sorted(kinds))
+    note = f" ({plural(ignored, 'item')} of a disallowed list kind ignored)" if ignored else ""
+    n = len(counted)
+    if n >= params["min_items"]:
+        return Check(True, f"{plural(n, what + ' item')}, expected at least {params['min_items']}")
+    return Check(False, f"{plural(n, what + ' item')}, expected at least {params['min_items']}{note}")
+
+
+# --------------------------------------------------------------------------------------------
+# closed_set_option_output
+# --------------------------------------------------------------------------------------------
+
+_DECORATION = "*_`\"'“”‘’「」『』"
+_TRAILING_PUNCT = ".。!！"
+
+
+def _undecorate(text: str) -> str:
+    """Strip Markdown emphasis, wrapping quotes and a final period: ``**B.**`` -> ``B``."""
+    value = text.strip()
+    for _ in range(3):
+        value = value.strip().strip(_DECORATION).strip().rstrip(_TRAILING_PUNCT).strip()
+    return value
+
+
+def _closed_set_check(params: Mapping[str, Any]) -> str | None:
+    return _nonempty_strings("allowed_options", params["allowed_options"])
+
+
+@register(
+    "closed_set_option_output",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param("allowed_options", "list[str]", required=True, help="the options the answer must be one of"),
+        Param("allow_explanation", "bool", default=False, help="text may follow the chosen option"),
+        Param("ignore_case", "bool", default=True, help="compare options case-insensitively"),
+    ],
+    params_check=_closed_set_check,
+    description="Answer with exactly one of: {allowed_options}.",
+)
+def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
+    """The response is one of ``allowed_options`` (optionally followed by an explanation).
+
+    Wrapping emphasis/quotes and a final period are tolerated (``**B.**`` answers ``B``). With
+    ``allow_explanation`` the response must *start* with an option followed by the end or a
+    non-word character (``B) because ...``); naming a second option right after it (``A, B``)
+    fails.
+
+    >>> closed_set_option_output("Yes", {"allowed_options": ["Yes", "No"], "allow_explanation": False,
+    ...     "ignore_case": True}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    ic = params["ignore_case"]
+    options = params["allowed_options"]
+    by_len = sorted(options, key=len, reverse=True)
+    answer = _undecorate(text)
+    for option in options:
+        if _fold(answer, ic) == _fold(_undecorate(option), ic):
+            return Check(True, f"answer {option!r} is an allowed option")
+    lead = text.lstrip().lstrip(_DECORATION).lstrip()
+    for option in by_len:
+        opt = _undecorate(option) or option
+        head = re.match(re.escape(opt), lead, re.IGNORECASE if ic else 0)
+        if head is None:
+            continue
+        rest = lead[head.end() :]
+        if rest and _is_word_char(rest[0]) and _is_word_char(opt[-1]):
+            continue
+        if not _undecorate(rest):
+            return Check(True, f"answer {option!r} is an allowed option")
+        if not params["allow_explanation"]:
+            return Check(
+                False,
+                f"answer starts with option {option!r} but adds {_short(rest)}; explanations are not allowed",
+            )
+        tail = _fold(rest.lstrip(_DECORATION + " "), ic)
+        for other in by_len:
+            other_f = re.escape(_fold(_undecorate(other) or other, ic))
+            # "A, B" / "A or B." names two options; "Yes, no doubt" does not (words follow "no").
+            if other != option and re.match(
+                rf"(?:,|，|/|&|、|and\b|or\b|和|或)\s*[*_`]*{other_f}[*_`]*"
+                rf"\s*(?:[.,;:!)。，；]|$)",
+                tail,
+            ):
+                return Check(False, f"answer names more than one option ({option!r} and {other!r})")
+        return Check(True, f"answer starts with allowed option {option!r}, followed by an explanation")
+    return Check(False, f"answer {_short(text)} is not one of the allowed options {options}")
+
+
+# --------------------------------------------------------------------------------------------
+# response_length_constraint, paragraph_count_constraint, list_item_count_constraint
+# --------------------------------------------------------------------------------------------
+
+_WORD_UNITS = ("word", "words")
+_CHAR_UNITS = (
+    "zh_length",
+    "zh_len",
+    "zh_char",
+    "zh_chars",
+    "cjk_length",
+    "char",
+    "chars",
+    "character",
+    "characters",
+)
+
+
+@register(
+    "response_length_constraint",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param("min_count", "int", required=True, help="inclusive lower bound"),
+        Param("max_count", "int", required=True, help="inclusive upper bound"),
+        Param(
+            "unit",
+            "str",
+            default="word",
+            choices=_WORD_UNITS + _CHAR_UNITS,
+            help="'word' (CJK characters are not words) or 'zh_length' (every non-space character)",
+        ),
+    ],
+    params_check=_count_bounds_check,
+    description="Answer in {min_count} to {max_count} {unit} units.",
+)
+def response_length_constraint(response: str, params: Mapping[str, Any]) -> Check:
+    """Length in words (``unit="word"``) or non-space characters (``zh_length`` and aliases).
+
+    >>> response_length_constraint("A man jumps.", {"min_count": 1, "max_count": 5, "unit": "word"})
+    Check(passed=True, reason='3 words, expected 1-5')
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    if params["unit"] in _WORD_UNITS:
+        n, unit = count_words(text), "word"
+    else:
+        n, unit = cjk_length(text), "character"
+    lo, hi = params["min_count"], params["max_count"]
+    return Check(in_bounds(n, lo, hi), f"{plural(n, unit)}, expected {bounds_text(lo, hi)}")
+
+
+@register(
+    "paragraph_count_constraint",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param("min_count", "int", required=True, help="inclusive lower bound"),
+        Param("max_count", "int", required=True, help="inclusive upper bound"),
+    ],
+    params_check=_count_bounds_check,
+    description="Write {min_count} to {max_count} paragraphs separated by blank lines.",
+)
+def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Check:
+    """Paragraphs are separated by blank lines (:func:`verifiers.text.split_paragraphs`).
+
+    >>> paragraph_count_constraint("One.\\n\\nTwo.", {"min_count": 2, "max_count": 2})
+    Check(passed=True, reason='2 paragraphs, expected exactly 2')
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    n = len(split_paragraphs(text))
+    lo, hi = params["min_count"], params["max_count"]
+    return Check(in_bounds(n, lo, hi), f"{plural(n, 'paragraph')}, expected {bounds_text(lo, hi)}")
+
+
+@register(
+    "list_item_count_constraint",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param("min_count", "int", required=True, help="inclusive lower bound"),
+        Param("max_count", "int", required=True, help="inclusive upper bound"),
+    ],
+    params_check=_count_bounds_check,
+    description="List {min_count} to {max_count} items.",
+)
+def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Check:
+    """Number of list entries, found as by :func:`_list_like_items` (JSON array, Markdown list
+    items, inline ``1. 2. 3.`` numbering, comma-separated entries, else non-blank lines).
+
+    >>> list_item_count_constraint("- a\\n- b\\n- c", {"min_count": 3, "max_count": 3})
+    Check(passed=True, reason='3 items (list items), expected exactly 3')
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    items, how = _list_like_items(text)
+    n = len(items)
+    lo, hi = params["min_count"], params["max_count"]
+    return Check(in_bounds(n, lo, hi), f"{plural(n, 'item')} ({how}), expected {bounds_text(lo, hi)}")
+
+
+# --------------------------------------------------------------------------------------------
+# required_keyword_inclusion, forbidden_keyword_exclusion
+# --------------------------------------------------------------------------------------------
+
+
+def _required_keywords_check(params: Mapping[str, Any]) -> str | None:
+    problem = _nonempty_strings("keywords", params["keywords"])
+    if problem:
+        return problem
+    lo, hi = params["min_occurrences"], params["max_occurrences"]
+    if lo < 0:
+        return f"min_occurrences must be >= 0, got {lo}"
+    if hi is not None and hi < lo:
+        return f"max_occurrences ({hi}) is less than min_occurrences ({lo})"
+    if lo == 0 and hi is None:
+        return "min_occurrences 0 without max_occurrences accepts any response"
+    return None
+
+
+@register(
+    "required_keyword_inclusion",
+    source=SOURCE,
+    dimension="content",
+    route="rule",
+    params=[
+        Param("keywords", "list[str]", required=True, help="words or phrases to include"),
+        Param("match_all", "bool", default=True, help="every keyword must meet the count (else any one)"),
+        Param("min_occurrences", "int", default=1, help="minimum occurrences of each keyword"),
+        Param("max_occurrences", "int", nullable=True, help="maximum occurrences of each keyword"),
+        Param("ignore_case", "bool", default=True, help="match case-insensitively"),
+    ],
+    params_check=_required_keywords_check,
+    description="Include the keyword(s) {keywords}.",
+)
+def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Check:
+    """Each (or, without ``match_all``, some) keyword occurs between min and max times.
+
+    Whole-word match for Latin keywords, substring for keywords containing CJK; whitespace runs
+    and curly quotes are normalised on both sides.
+
+    >>> required_keyword_inclusion("The chef dices onions.", {"keywords": ["onions"], "match_all": True,
+    ...     "min_occurrences": 1, "max_occurrences": None, "ignore_case": True}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    lo, hi = params["min_occurrences"], params["max_occurrences"]
+    expected = bounds_text(lo, hi)
+    counts = {k: _count_keyword(text, k, params["ignore_case"]) for k in params["keywords"]}
+    bad = {k: n for k, n in counts.items() if not in_bounds(n, lo, hi)}
+    good = [k for k in counts if k not in bad]
+    detail = ", ".join(f"{k!r} {plural(n, 'time')}" for k, n in bad.items())
+    if params["match_all"]:
+        if bad:
+            return Check(False, f"{detail}; each keyword expected {expected} times")
+        return Check(True, f"all {len(counts)} keyword(s) occur {expected} times")
+    if good:
+        return Check(True, f"{good[0]!r} occurs {counts[good[0]]} time(s), expected {expected}")
+    return Check(False, f"no keyword occurs {expected} times: {detail}")
+
+
+def _forbidden_keywords_check(params: Mapping[str, Any]) -> str | None:
+    return _nonempty_strings("keywords", params["keywords"])
+
+
+@register(
+    "forbidden_keyword_exclusion",
+    source=SOURCE,
+    dimension="content",
+    route="rule",
+    params=[
+        Param("keywords", "list[str]", required=True, help="words or phrases that must not appear"),
+        Param("ignore_case", "bool", default=True, help="match case-insensitively"),
+    ],
+    params_check=_forbidden_keywords_check,
+    description="Do not use the word(s) {keywords}.",
+)
+def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Check:
+    """No keyword occurs (same matching as :func:`required_keyword_inclusion`).
+
+    >>> forbidden_keyword_exclusion("He runs.", {"keywords": ["run"], "ignore_case": True}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    counts = {k: _count_keyword(text, k, params["ignore_case"]) for k in params["keywords"]}
+    found = {k: n for k, n in counts.items() if n}
+    if found:
+        detail = ", ".join(f"{k!r} ({plural(n, 'time')})" for k, n in found.items())
+        return Check(False, f"forbidden keyword(s) present: {detail}")
+    return Check(True, f"none of the {len(counts)} forbidden keyword(s) appear")
+
+
+# --------------------------------------------------------------------------------------------
+# normalized_value_format
+# --------------------------------------------------------------------------------------------
+
+_DEFAULT_SEPARATOR = r"(?:\n+|[;；])"
+
+
+def _value_format_check(params: Mapping[str, Any]) -> str | None:
+    patterns, values = params["allowed_patterns"], params["allowed_values"]
+    if not patterns and not values:
+        return "give allowed_patterns and/or allowed_values (both are empty)"
+    for i, pattern in enumerate(patterns or []):
+        error = _regex_error(pattern, params["ignore_case"])
+        if error:
+            return f"allowed_patterns[{i}] {pattern!r} is not a valid regex: {error}"
+    sep = params["separator_pattern"]
+    error = _regex_error(sep)
+    if error:
+        return f"separator_pattern {sep!r} is not a valid regex: {error}"
+    if re.fullmatch(sep, ""):
+        return f"separator_pattern {sep!r} matches the empty string"
+    return None
+
+
+@register(
+    "normalized_value_format",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param("allowed_patterns", "list[str]", nullable=True, help="regexes a value may match"),
+        Param("allowed_values", "list[str]", nullable=True, help="exact values allowed"),
+        Param("require_full_match", "bool", default=True, help="a pattern must match the whole value"),
+        Param("ignore_case", "bool", default=False, help="case-insensitive values and patterns"),
+        Param("allow_multiple", "bool", default=False, help="several values split by separator_pattern"),
+        Param("separator_pattern", "str", default=_DEFAULT_SEPARATOR, help="regex splitting values"),
+    ],
+    params_check=_value_format_check,
+    description="Give the value in the required normalised format.",
+)
+def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
+    """Every value matches an allowed value or pattern.
+
+    Values are: the leaf scalars when the whole response is a JSON object/array; else the split
+    pieces when ``allow_multiple``; else the whole (stripped) response. With ``allow_multiple`` and
+    ``require_full_match=False``, pieces matching nothing are ignored (the released scorer's rule)
+    and at least one piece must match.
+
+    >>> normalized_value_format("00:05", {"allowed_patterns": [r"\\d{2}:\\d{2}"], "allowed_values": None,
+    ...     "require_full_match": True, "ignore_case": False, "allow_multiple": False,
+    ...     "separator_pattern": r"(?:\\n+|[;；])"}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    ic = params["ignore_case"]
+    ok, parsed = _load_json(text)
+    items = _scalar_strings(parsed) if ok and isinstance(parsed, (dict, list)) else []
+    if not items:
+        if params["allow_multiple"]:
+            items = [p.strip() for p in re.split(params["separator_pattern"], text) if p and p.strip()]
+        else:
+            items = [text]
+    values = {_fold(v, ic) for v in params["allowed_values"] or []}
+    patterns = [re.compile(p, re.IGNORECASE if ic else 0) for p in params["allowed_patterns"] or []]
+    full = params["require_full_match"]
+
+    def matches(item: str) -> bool:
+        if _fold(item, ic) in values:
+            return True
+        return any((p.fullmatch(item) if full else p.search(item)) for p in patterns)
+
+    matched = [it for it in items if matches(it)]
+    unmatched = [it for it in items if not matches(it)]
+    lenient = params["allow_multiple"] and not full
+    allowed = []
+    if params["allowed_values"]:
+        allowed.append(f"values {_listing(params['allowed_values'])}")
+    if params["allowed_patterns"]:
+        allowed.append(f"patterns {_listing(params['allowed_patterns'])}")
+    allowed_text = " or ".join(allowed)
+    if lenient:
+        if matched:
+            return Check(True, f"{len(matched)} of {plural(len(items), 'value')} match the format")
+        return Check(False, f"no value matches {allowed_text}")
+    if unmatched:
+        shown = ", ".join(_short(u, 30) for u in unmatched[:3])
+        more = f" (+{len(unmatched) - 3} more)" if len(unmatched) > 3 else ""
+        how = "fully match" if full else "match"
+        return Check(
+            False,
+            f"{len(unmatched)} of {plural(len(items), 'value')} do not {how} {allowed_text}: {shown}{more}",
+        )
+    return Check(True, f"all {plural(len(items), 'value')} match the format")
+
+
+# --------------------------------------------------------------------------------------------
+# label_set_restriction
+# --------------------------------------------------------------------------------------------
+
+
+def _label_check(params: Mapping[str, Any]) -> str | None:
+    return _nonempty_strings("allowed_labels", params["allowed_labels"])
+
+
+def _labels_in(item: str, labels: list[str], ignore_case: bool) -> list[str]:
+    """Allowed labels mentioned in ``item``, longest first, non-overlapping, each once."""
+    hay = _fold(_squash(normalize_quotes(item)), ignore_case)
+    taken: list[tuple[int, int]] = []
+    found: list[str] = []
+    for label in sorted(labels, key=len, reverse=True):
+        needle = _fold(_squash(normalize_quotes(label)), ignore_case)
+        for start in _find_phrase(hay, needle):
+            end = start + len(needle)
+            if any(start < e and s < end for s, e in taken):
+                continue
+            taken.append((start, end))
+            if label not in found:
+                found.append(label)
+    return found
+
+
+@register(
+    "label_set_restriction",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param("allowed_labels", "list[str]", required=True, help="the labels that may be used"),
+        Param("ignore_case", "bool", default=True, help="compare labels case-insensitively"),
+        Param("allow_duplicates", "bool", default=True, help="a label may label more than one entry"),
+    ],
+    params_check=_label_check,
+    description="Use only the labels {allowed_labels}.",
+)
+def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
+    """Every entry of the response uses an allowed label.
+
+    Entries are found as for :func:`list_item_count_constraint`: JSON array values, Markdown list
+    items, inline numbering, comma/semicolon/、-separated entries (``happy, sad``), else lines; an
+    intro line ending with ``:`` is skipped. An entry uses a label when it mentions it as a whole
+    word (substring for CJK labels), so ``Label: happy`` and ``0:05 - happy (smiling)`` both use
+    ``happy``; an entry mentioning no allowed label fails. Without ``allow_duplicates`` one label
+    may be used by only one entry.
+
+    >>> label_set_restriction("happy, sad", {"allowed_labels": ["happy", "sad"], "ignore_case": True,
+    ...     "allow_duplicates": True}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    items, how = _list_like_items(text)
+    if not items:
+        return Check(False, "no labelled entries found")
+    labels = params["allowed_labels"]
+    ic = params["ignore_case"]
+    outside: list[str] = []
+    uses: dict[str, int] = {}
+    for item in items:
+        found = _labels_in(item, labels, ic)
+        if not found:
+            outside.append(item)
+        for label in found:
+            key = _fold(label, ic)
+            uses[key] = uses.get(key, 0) + 1
+    if outside:
+        shown = ", ".join(_short(o, 30) for o in outside[:3])
+        more = f" (+{len(outside) - 3} more)" if len(outside) > 3 else ""
+        return Check(
+            False,
+            f"{len(outside)} of {_entries(len(items))} ({how}) use no allowed label "
+            f"{_listing(labels)}: {shown}{more}",
+        )
+    dupes = {k: n for k, n in uses.items() if n > 1}
+    if dupes and not params["allow_duplicates"]:
+        detail = ", ".join(f"{k!r} used {n} times" for k, n in dupes.items())
+        return Check(False, f"duplicate labels are not allowed: {detail}")
+    return Check(True, f"all {_entries(len(items))} ({how}) use allowed labels")
+
+
+# --------------------------------------------------------------------------------------------
+# verbatim_speech_constraint
+# --------------------------------------------------------------------------------------------
+
+_APOSTROPHES = "'’‘`´"
+
+
+def _speech_norm(text: str, *, quotes: bool, whitespace: bool, ignore_case: bool) -> str:
+    """Punctuation dropped (except an apostrophe between letters), then per-flag normalisation."""
+    if quotes:
+        text = normalize_quotes(text).translate(_EXTRA_QUOTES)
+    kept: list[str] = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch).startswith("P"):
+            between_letters = 0 < i < len(text) - 1 and text[i - 1].isalpha() and text[i + 1].isalpha()
+            if not (ch in _APOSTROPHES and between_letters):
+                continue
+        kept.append(ch)
+    value = "".join(kept)
+    value = _squash(value) if whitespace else value.strip()
+    return _fold(value, ignore_case)
+
+
+def _quoted_segments(text: str) -> list[str]:
+    plain = normalize_quotes(text).translate(_EXTRA_QUOTES)
+    segments = re.findall(r'"([^"\n]+)"', plain) + re.findall(r"(?<!\w)'([^'\n]+)'(?!\w)", plain)
+    return [s.strip() for s in segments if s.strip()]
+
+
+def _verbatim_check(params: Mapping[str, Any]) -> str | None:
+    utterance = params["expected_utterance"]
+    if not _speech_norm(utterance, quotes=True, whitespace=True, ignore_case=False):
+        return "expected_utterance is empty (or punctuation only)"
+    return None
+
+
+@register(
+    "verbatim_speech_constraint",
+    source=SOURCE,
+    dimension="content",
+    route="rule",
+    params=[
+        Param("expected_utterance", "str", required=True, help="the words that must be quoted verbatim"),
+        Param("normalize_whitespace", "bool", default=True, help="any whitespace run equals one space"),
+        Param("normalize_quotes", "bool", default=True, help="curly apostrophes equal straight ones"),
+        Param("ignore_case", "bool", default=False, help="compare case-insensitively"),
+        Param(
+            "allow_wrapping_quotes",
+            "bool",
+            default=True,
+            help="quotes around the utterance are tolerated (always true: quotes are punctuation)",
+        ),
+    ],
+    params_check=_verbatim_check,
+    description="Quote the speech verbatim: {expected_utterance}",
+)
+def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Check:
+    """The expected utterance's words appear in the response, in order, verbatim.
+
+    Speech has no punctuation, so, as in the released scorer, punctuation is ignored on both sides
+    (an apostrophe inside a word, ``let's``, is kept; ``normalize_quotes`` makes ``let’s`` equal
+    it); quotes around the utterance are therefore always tolerated. Whitespace and case follow
+    the flags. The utterance must sit at word boundaries (substring match for CJK).
+
+    >>> verbatim_speech_constraint('He shouts: “Let’s go now!”', {"expected_utterance": "Let's go now.",
+    ...     "normalize_whitespace": True, "normalize_quotes": True, "ignore_case": False,
+    ...     "allow_wrapping_quotes": True}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    flags = {"quotes": params["normalize_quotes"], "whitespace": params["normalize_whitespace"]}
+    expected = _speech_norm(params["expected_utterance"], ignore_case=params["ignore_case"], **flags)
+    hay = _speech_norm(text, ignore_case=params["ignore_case"], **flags)
+    if _find_phrase(hay, expected):
+        return Check(True, f"utterance {_short(params['expected_utterance'])} found verbatim")
+    if not params["ignore_case"] and _find_phrase(hay.casefold(), expected.casefold()):
+        return Check(
+            False, f"utterance {_short(params['expected_utterance'])} found only with different letter case"
+        )
+    candidates = _quoted_segments(text) or [ln.strip() for ln in nonblank_lines(text)]
+    plain_expected = _speech_norm(
+        params["expected_utterance"], quotes=True, whitespace=True, ignore_case=True
+    )
+    best, best_ratio = "", 0.0
+    for cand in candidates:
+        ratio = SequenceMatcher(
+            None, _speech_norm(cand, quotes=True, whitespace=True, ignore_case=True), plain_expected
+        ).ratio()
+        if ratio > best_ratio:
+            best, best_ratio = cand, ratio
+    hint = f"; closest: {_short(best, 60)}" if best_ratio >= 0.5 else ""
+    return Check(False, f"utterance {_short(params['expected_utterance'], 60)} not found verbatim{hint}")
+
+
+# --------------------------------------------------------------------------------------------
+# span_localization
+# --------------------------------------------------------------------------------------------
+
+_CLOCK = r"\d{1,2}(?:[:：]\d{2}){1,2}(?:\.\d+)?"
+_SECONDS = r"\d+(?:\.\d+)?(?:\s*(?:s|secs?|seconds?|秒)(?![A-Za-z]))?"
+_TIME = rf"(?:{_CLOCK}|{_SECONDS})"
+_SEP = r"(?:-->|->|-|–|—|~|～|to|until|till|through|到|至)"
+# Boundaries are Latin letters/digits only: a span glued to CJK text ("从0:12到0:15") still counts.
+_SPAN_PATTERNS = (
+    # 00:05-00:09, [3.5s - 7s], from 0:12 to 0:15, 3-7秒, 从0:12到0:15, 00:01 --> 00:04
+    rf"(?<![A-Za-z0-9_.:：])(?P<a>{_TIME})\s*{_SEP}\s*(?P<b>{_TIME})(?![A-Za-z0-9_:：])",
+    rf"\bbetween\s+(?P<a>{_TIME})\s+and\s+(?P<b>{_TIME})(?![A-Za-z0-9_:：])",
+    rf"\b(?:start(?:s|ing)?|begin(?:s|ning)?)(?:\s+(?:at|time))?\s*[:=：]?\s*(?P<a>{_TIME})\s*[,;，；]?\s*"
+    rf"(?:and\s+)?end(?:s|ing)?(?:\s+(?:at|time))?\s*[:=：]?\s*(?P<b>{_TIME})(?![A-Za-z0-9_:：])",
+    rf"(?:开始|起始)\s*[:：]?\s*(?P<a>{_TIME})\s*[,，;；]?\s*(?:结束|截止)\s*[:：]?\s*(?P<b>{_TIME})",
+)
+_START_KEYS = ("start", "start_time", "start_timestamp", "begin", "from", "start_sec", "start_s")
+_END_KEYS = ("end", "end_time", "end_timestamp", "until", "to", "end_sec", "end_s")
+
+
+def _seconds(token: Any) -> tuple[float, bool] | None:
+    """(seconds, explicit) for a time token; explicit = a clock or a unit was written."""
+    if isinstance(token, bool):
+        return None
+    if isinstance(token, (int, float)):
+        return float(token), True
+    if not isinstance(token, str):
+        return None
+    tok = token.strip().replace("：", ":")
+    if re.fullmatch(_CLOCK.replace("[:：]", ":"), tok):
+        total = 0.0
+        for part in tok.split(":"):
+            total = total * 60 + float(part)
+        return total, True
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|秒)?", tok, re.IGNORECASE)
+    if m:
+        return float(m.group(1)), m.group(2) is not None
+    return None
+
+
+def _span_key(a: Any, b: Any) -> tuple[float, float] | None:
+    sa, sb = _seconds(a), _seconds(b)
+    if sa is None or sb is None or not (sa[1] or sb[1]):
+        return None  # "3-7" without a clock or a unit is a number range, not a time span
+    return round(sa[0], 3), round(sb[0], 3)
+
+
+def _json_spans(value: Any) -> list[tuple[float, float]]:
+    spans: list[tuple[float, float]] = []
+    if isinstance(value, list):
+        for item in value:
+            spans += _json_spans(item)
+    elif isinstance(value, dict):
+        start = next((value[k] for k in _START_KEYS if k in value), None)
+        end = next((value[k] for k in _END_KEYS if k in value), None)
+        key = _span_key(start, end) if start is not None and end is not None else None
+        if key is not None:
+            spans.append(key)
+        for item in value.values():
+            spans += _json_spans(item)
+    return spans
+
+
+def _builtin_spans(text: str, flags: int) -> list[tuple[int, int, tuple[float, float]]]:
+    hits = []
+    for pattern in _SPAN_PATTERNS:
+        for m in re.finditer(pattern, text, flags):
+            key = _span_key(m.group("a"), m.group("b"))
+            if key is not None:
+                hits.append((m.start(), m.end(), key))
+    return hits
+
+
+def _span_check(params: Mapping[str, Any]) -> str | None:
+    for i, pattern in enumerate(params["custom_patterns"] or []):
+        error = _regex_error(pattern, params["ignore_case"])
+        if error:
+            return f"custom_patterns[{i}] {pattern!r} is not a valid regex: {error}"
+    lo, hi, exact = params["min_spans"], params["max_spans"], params["expected_span_count"]
+    if lo < 0:
+        return f"min_spans must be >= 0, got {lo}"
+    if hi is not None and hi < lo:
+        return f"max_spans ({hi}) is less than min_spans ({lo})"
+    if exact is not None and not in_bounds(exact, lo, hi):
+        return f"expected_span_count {exact} is outside min_spans/max_spans ({bounds_text(lo, hi)})"
+    return None
+
+
+@register(
+    "span_localization",
+    source=SOURCE,
+    dimension="format",
+    route="rule",
+    params=[
+        Param(
+            "custom_patterns",
+            "list[str]",
+            nullable=True,
+            help="extra regexes that also count as span expressions",
+        ),
+        Param("min_spans", "int", default=1, help="minimum number of distinct time spans"),
+        Param("max_spans", "int", nullable=True, help="maximum number of distinct time spans"),
+        Param("expected_span_count", "int", nullable=True, help="exact number of distinct time spans"),
+        Param("ignore_case", "bool", default=True, help="case-insensitive matching"),
+    ],
+    params_check=_span_check,
+    description="Localise the answer with explicit time spans (start-end).",
+)
+def span_localization(response: str, params: Mapping[str, Any]) -> Check:
+    """Count distinct time-span expressions against min/max/expected.
+
+    Built-in forms: ``00:05-00:09``, ``1:02:03 – 1:02:10``, ``[3.5s - 7s]``, ``3-7 seconds``,
+    ``from 0:12 to 0:15``, ``between 0:12 and 0:15``, ``start: 0:12, end: 0:15``, ``00:01 --> 00:04``,
+    ``从0:12到0:15``, ``开始 0:12 结束 0:15``, and JSON objects with ``start``/``end``-style keys. A
+    bare number range (``3-7``) is not a span. ``custom_patterns`` add to these (the released
+    scorer lets them replace the built-ins; here a response using either form is counted). Spans
+    are counted once each: ``0:05-0:09`` restated as ``00:05 to 00:09`` is one span, and text
+    matched by two patterns counts once.
+
+    >>> span_localization("Jump at 00:05-00:09.", {"custom_patterns": None, "min_spans": 1,
+    ...     "max_spans": None, "expected_span_count": None, "ignore_case": True}).passed
+    True
+    """
+    text = _target(response)
+    if not text:
+        return EMPTY
+    flags = re.IGNORECASE if params["ignore_case"] else 0
+    hits: list[tuple[int, int, Any]] = list(_builtin_spans(text, flags))
+    for pattern in params["custom_patterns"] or []:
+        for m in re.finditer(pattern, text, flags):
+            if m.end() == m.start():
+                continue
+            # A custom match that is also a built-in span gets the same key, so it counts once.
+            inner = _builtin_spans(m.group(0), flags)
+            key = inner[0][2] if inner else _fold(_squash(m.group(0)), params["ignore_case"])
+            hits.append((m.start(), m.end(), key))
+    hits.sort(key=lambda h: (h[0], -(h[1] - h[0])))
+    keys: list[Any] = []
+    last_end = -1
+    for start, end, key in hits:
+        if start < last_end:
+            continue  # overlaps a span already counted (e.g. matched by two patterns)
+        last_end = end
+        if key not in keys:
+            keys.append(key)
+    ok, parsed = _load_json(text)
+    if ok:
+        keys += [k for k in _json_spans(parsed) if k not in keys]
+    n = len(keys)
+    lo, hi, exact = params["min_spans"], params["max_spans"], params["expected_span_count"]
+    expected = f"exactly {exact}" if exact is not None else bounds_text(lo, hi)
+    passed = in_bounds(n, lo, hi) and (exact is None or n == exact)
+    return Check(passed, f"{plural(n, 'distinct time span')}, expected {expected}")
