@@ -226,3 +226,19 @@ def test_unreachable_server_is_a_judge_error(tmp_path):
                                     timeout_s=2))
     with pytest.raises(JudgeError, match="after 1 attempt"):
         judge.ask([{"role": "user", "content": "hi"}], {"required": ["passed"]})
+
+
+@pytest.mark.slow
+def test_in_process_transformers_backend_runs_the_tiny_model(tmp_path):
+    from train.tiny_model import build_tiny_model
+
+    model_dir = build_tiny_model(tmp_path / "tiny", seed=0)
+    judge = make_judge({"backend": "transformers", "model": str(model_dir), "max_tokens": 8, "max_retries": 1,
+                        "backoff_s": 0.0, "cache_dir": str(tmp_path / "cache")})
+    item = {**ITEM, "constraints": [ITEM["constraints"][0], ITEM["constraints"][3]]}
+    result = ChecklistEvaluator(judge, task_gate=False).evaluate(item, "Great fun!")
+    tone, nocomma = result.verdicts
+    # A random tiny model cannot write JSON: the verdict is unjudged, with the parse error recorded.
+    assert tone.passed is None and "no JSON object" in tone.error
+    assert judge.stats.failures == 1 and judge.stats.seconds > 0
+    assert nocomma.passed is True

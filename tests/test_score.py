@@ -1,0 +1,112 @@
+"""`ifpo score`: IFEval-format input, ifpo items, stable report keys, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parent.parent
+
+STABLE_KEYS = {
+    "ipr", "cpr_micro", "cpr_macro", "cpr_by_dimension", "near_miss_rate", "violations_per_failed",
+    "tcsr", "tisr", "unjudged", "by_constraint_type", "by_structure", "by_k", "items",
+}
+
+
+def score(*args):
+    return subprocess.run([sys.executable, "-m", "ifpo.cli", "score", "--no-progress", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_ifeval_format_matches_responses_by_prompt(tmp_path):
+    out = tmp_path / "report.json"
+    proc = score("--format", "ifeval", "--items", str(DATA / "ifeval_input.jsonl"),
+                 "--responses", str(DATA / "ifeval_responses.jsonl"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert STABLE_KEYS <= set(report)
+    verdicts = {i["id"]: [v["passed"] for v in i["verdicts"]] for i in report["items"]}
+    # one verdict per entry of instruction_id_list, in order
+    assert verdicts == {"1000": [True, True], "1001": [False, True], "1002": [True, False]}
+    types = [[v["type"] for v in i["verdicts"]] for i in report["items"]]
+    assert types[1] == ["change_case:english_lowercase", "keywords:existence"]
+    assert report["ipr"] == pytest.approx(1 / 3)
+    assert report["cpr_micro"] == pytest.approx(4 / 6)
+    assert report["near_miss_rate"] == 1.0
+    # No judge: the task gate is unjudged, so TCSR/TISR are not computed rather than guessed.
+    assert report["tcsr"] is None and report["unjudged"]["task_gates"] == 3
+    assert "IPR  33.3%" in proc.stdout and "change_case:english_lowercase" in proc.stdout
+
+
+def test_ifeval_responses_by_key_also_work(tmp_path):
+    responses = tmp_path / "r.jsonl"
+    responses.write_text(json.dumps({"key": 1000, "response": "short, with comma"}) + "\n")
+    out = tmp_path / "report.json"
+    proc = score("--format", "ifeval", "--items", str(DATA / "ifeval_input.jsonl"), "--responses", str(responses),
+                 "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert [i["id"] for i in report["items"]] == ["1000"]
+    assert report["missing_responses"] == ["1001", "1002"]
+    assert "2 item(s) had no response" in proc.stdout
+
+
+def test_bad_responses_are_all_reported(tmp_path):
+    responses = tmp_path / "r.jsonl"
+    responses.write_text(
+        "\n".join([
+            json.dumps({"id": "nope", "response": "x"}),
+            "{broken",
+            json.dumps({"key": 1000, "response": 5}),
+            json.dumps({"prompt": "unknown prompt", "response": "x"}),
+        ]) + "\n"
+    )
+    out = tmp_path / "report.json"
+    proc = score("--format", "ifeval", "--items", str(DATA / "ifeval_input.jsonl"), "--responses", str(responses),
+                 "--out", str(out))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    for line in (1, 2, 3, 4):
+        assert f"{responses}:{line}:" in proc.stderr
+    assert not out.exists()
+
+
+def test_unknown_instruction_id_is_named(tmp_path):
+    items = tmp_path / "i.jsonl"
+    items.write_text(json.dumps({"key": 1, "prompt": "p", "instruction_id_list": ["punctuation:no_coma"],
+                                 "kwargs": [{}]}) + "\n")
+    responses = tmp_path / "r.jsonl"
+    responses.write_text(json.dumps({"key": 1, "response": "x"}) + "\n")
+    proc = score("--format", "ifeval", "--items", str(items), "--responses", str(responses),
+                 "--out", str(tmp_path / "o.json"))
+    assert proc.returncode == 1
+    assert f"{items}:1: item '1' instruction_id_list[0]:" in proc.stderr
+    assert "did you mean 'punctuation:no_comma'" in proc.stderr
+
+
+@pytest.mark.skipif(not (REPO / "sample" / "items.jsonl").exists(), reason="sample items not generated yet")
+def test_sample_reference_responses_pass_every_rule_verdict(tmp_path):
+    items_path = REPO / "sample" / "items.jsonl"
+    items = [json.loads(line) for line in items_path.read_text().splitlines() if line.strip()]
+    responses = tmp_path / "responses.jsonl"
+    with open(responses, "w") as fh:
+        for item in items:
+            if item.get("reference_response") is not None:
+                fh.write(json.dumps({"id": item["id"], "response": item["reference_response"]}) + "\n")
+    out = tmp_path / "report.json"
+    proc = score("--items", str(items_path), "--responses", str(responses), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    rule_verdicts = [v for i in report["items"] for v in i["verdicts"] if v["route"] in ("rule", "hybrid")]
+    judged = [v for v in rule_verdicts if v["passed"] is not None]
+    assert judged, "the sample has rule-route constraints"
+    failures = [(i["id"], v["constraint_id"], v["reason"]) for i in report["items"] for v in i["verdicts"]
+                if v["route"] in ("rule", "hybrid") and v["passed"] is False]
+    assert failures == []
+    # judge-route constraints without a judge are unjudged, never passed
+    judge_route = [v for i in report["items"] for v in i["verdicts"] if v["route"] == "judge"]
+    assert judge_route and all(v["passed"] is None for v in judge_route)
