@@ -1,0 +1,37 @@
+"""Runs lm-eval's IFEval reference checkers on cases.jsonl in lm-eval's own environment.
+
+Called by bench/ifeval_vs_lmeval.py: ``python _lmeval_runner.py CASES.jsonl OUT.json``. Writes the
+verdicts in order and the seconds each check took (one core). langdetect is seeded so that
+``language:response_language`` is deterministic here too.
+"""
+
+import json
+import sys
+import time
+
+from langdetect import DetectorFactory
+from lm_eval.tasks.ifeval import instructions_registry
+
+DetectorFactory.seed = 0
+
+
+def main() -> None:
+    cases = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
+    checkers = []
+    for c in cases:
+        inst = instructions_registry.INSTRUCTION_DICT[c["id"]](c["id"])
+        inst.build_description(**c["kwargs"])
+        checkers.append(inst)
+    for inst, c in list(zip(checkers, cases))[:200]:  # warm-up, as on the ifpo side
+        inst.check_following(c["response"])
+    verdicts, seconds = [], []
+    for inst, c in zip(checkers, cases):
+        start = time.perf_counter()
+        verdicts.append(bool(inst.check_following(c["response"])))
+        seconds.append(time.perf_counter() - start)
+    with open(sys.argv[2], "w", encoding="utf-8") as fh:
+        json.dump({"verdicts": verdicts, "seconds": seconds}, fh)
+
+
+if __name__ == "__main__":
+    main()
