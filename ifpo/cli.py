@@ -47,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module_name, func_name = SUBCOMMANDS[name][0].split(":")
     func = getattr(importlib.import_module(module_name), func_name)
-    return int(func(rest) or 0)
+    try:
+        return int(func(rest) or 0)
+    except BrokenPipeError:
+        # `ifpo validate x | head` closed our stdout: not an error of ours, and no traceback.
+        sys.stderr.close()
+        return 141
 
 
 if __name__ == "__main__":

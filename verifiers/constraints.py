@@ -7,7 +7,7 @@ Each module below registers its types with :func:`verifiers.registry.register` (
 from __future__ import annotations
 
 from verifiers.registry import REGISTRY, ConstraintType, Registry
-from verifiers.rules import ifeval, vcifbench, video_ifbench, vsysbench  # noqa: F401  (registration)
+from verifiers.rules import generic, ifeval, vcifbench, video_ifbench, vsysbench  # noqa: F401  (registration)
 
 __all__ = ["REGISTRY", "ConstraintType", "Registry", "get"]
 

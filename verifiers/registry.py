@@ -21,6 +21,7 @@ Checker contract (every rule checker follows it):
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -114,6 +115,172 @@ def _short(value: Any, limit: int = 40) -> str:
 
 Checker = Callable[[str, Mapping[str, Any]], Check]
 ParamsCheck = Callable[[Mapping[str, Any]], "str | None"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter-check helpers: the idioms every ``params_check`` repeats, worded one way. Each returns
+# the error message, or None when the value is fine, so that checks chain with ``or``.
+
+
+def bounds_error(
+    params: Mapping[str, Any],
+    low: str = "min_count",
+    high: str = "max_count",
+    *,
+    minimum: int = 0,
+    require_one: bool = False,
+    reject_unbounded: bool = False,
+) -> str | None:
+    """Why the inclusive bounds ``params[low]``..``params[high]`` are unusable, or None.
+
+    A bound may be absent or null (unbounded on that side). Each given bound must be at least
+    ``minimum``, and ``low`` at most ``high``; with ``require_one`` at least one bound must be
+    given; with ``reject_unbounded`` ``low == 0`` and no ``high`` is refused (it accepts anything).
+
+    >>> bounds_error({"min_count": 5, "max_count": 2})
+    'min_count (5) is greater than max_count (2)'
+    >>> bounds_error({"min_spans": 0}, "min_spans", "max_spans", minimum=1)
+    'min_spans must be >= 1, got 0'
+    >>> bounds_error({"min_count": 1, "max_count": None}) is None
+    True
+    """
+    lo, hi = params.get(low), params.get(high)
+    if require_one and lo is None and hi is None:
+        return f"give at least one of {low} / {high} (null means unbounded on that side)"
+    for name, value in ((low, lo), (high, hi)):
+        if value is not None and value < minimum:
+            return f"{name} must be >= {minimum}, got {value}"
+    if lo is not None and hi is not None and lo > hi:
+        return f"{low} ({lo}) is greater than {high} ({hi})"
+    if reject_unbounded and lo == 0 and hi is None:
+        return f"{low} 0 without {high} accepts any response"
+    return None
+
+
+def at_least_error(params: Mapping[str, Any], name: str, minimum: int) -> str | None:
+    """Why ``params[name]`` (an int, or absent/null) is below ``minimum``, or None.
+
+    >>> at_least_error({"min_items": 0}, "min_items", 1)
+    'min_items must be >= 1, got 0'
+    """
+    value = params.get(name)
+    return f"{name} must be >= {minimum}, got {value}" if value is not None and value < minimum else None
+
+
+def regex_error(pattern: Any, name: str = "pattern", *, ignore_case: bool = False) -> str | None:
+    """Why ``pattern`` is not a usable regular expression (not a string, empty, or invalid), or None.
+
+    An empty pattern is refused: it matches everywhere, which is never what a constraint means.
+
+    >>> regex_error("[0-9", "custom_patterns[0]")
+    "custom_patterns[0] '[0-9' is not a valid regular expression: unterminated character set at position 0"
+    >>> regex_error(r"\\d+") is None
+    True
+    """
+    if not isinstance(pattern, str) or not pattern:
+        return f"{name} must be a non-empty regular expression"
+    try:
+        re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        return f"{name} {pattern!r} is not a valid regular expression: {exc}"
+    return None
+
+
+def nonempty_strings_error(name: str, values: list[str] | None, *, allow_none: bool = False) -> str | None:
+    """Why ``values`` is not a non-empty list of non-blank strings, or None.
+
+    ``allow_none`` accepts an absent/null list (an optional param); an empty list is always refused.
+
+    >>> nonempty_strings_error("keywords", [])
+    'keywords is empty: give a non-empty list'
+    >>> nonempty_strings_error("keywords", ["dog", " "])
+    'keywords[1] is blank: give non-empty strings'
+    >>> nonempty_strings_error("required_keys", None, allow_none=True) is None
+    True
+    """
+    if values is None:
+        return None if allow_none else f"{name} is required: give a non-empty list"
+    if not values:
+        return f"{name} is empty: give a non-empty list"
+    blank = next((i for i, v in enumerate(values) if not v.strip()), None)
+    return None if blank is None else f"{name}[{blank}] is blank: give non-empty strings"
+
+
+def all_checks(*checks: ParamsCheck) -> ParamsCheck:
+    """A ``params_check`` running ``checks`` in order; the first error wins.
+
+    >>> all_checks(nonblank_check("keyword"), at_least_check("n", minimum=1))({"keyword": "a", "n": 0})
+    'n must be >= 1, got 0'
+    """
+
+    def check(params: Mapping[str, Any]) -> str | None:
+        return next((e for c in checks if (e := c(params))), None)
+
+    return check
+
+
+def bounds_check(low: str = "min_count", high: str = "max_count", **options: Any) -> ParamsCheck:
+    """A ``params_check`` applying :func:`bounds_error` (same keyword options) to ``low``/``high``.
+
+    >>> bounds_check()({"min_count": 3, "max_count": 1})
+    'min_count (3) is greater than max_count (1)'
+    """
+
+    def check(params: Mapping[str, Any]) -> str | None:
+        return bounds_error(params, low, high, **options)
+
+    return check
+
+
+def at_least_check(*names: str, minimum: int) -> ParamsCheck:
+    """A ``params_check`` applying :func:`at_least_error` to each of ``names`` (first error wins).
+
+    >>> at_least_check("num_words", "num_sentences", minimum=0)({"num_words": 1, "num_sentences": -2})
+    'num_sentences must be >= 0, got -2'
+    """
+
+    def check(params: Mapping[str, Any]) -> str | None:
+        return next((e for n in names if (e := at_least_error(params, n, minimum))), None)
+
+    return check
+
+
+def nonempty_strings_check(name: str, *, allow_none: bool = False) -> ParamsCheck:
+    """A ``params_check`` applying :func:`nonempty_strings_error` to ``params[name]``.
+
+    >>> nonempty_strings_check("tags")({"tags": []})
+    'tags is empty: give a non-empty list'
+    """
+
+    def check(params: Mapping[str, Any]) -> str | None:
+        return nonempty_strings_error(name, params.get(name), allow_none=allow_none)
+
+    return check
+
+
+def nonblank_check(*names: str) -> ParamsCheck:
+    """A ``params_check`` applying :func:`nonblank_error` to each of ``names`` (first error wins).
+
+    >>> nonblank_check("prefix", "suffix")({"prefix": "A", "suffix": " "})
+    'suffix must not be empty: give a non-empty string'
+    """
+
+    def check(params: Mapping[str, Any]) -> str | None:
+        return next((e for n in names if (e := nonblank_error(params, n))), None)
+
+    return check
+
+
+def nonblank_error(params: Mapping[str, Any], name: str) -> str | None:
+    """Why the string ``params[name]`` is blank (given but empty or whitespace only), or None.
+
+    >>> nonblank_error({"prefix": "  "}, "prefix")
+    'prefix must not be empty: give a non-empty string'
+    """
+    value = params.get(name)
+    if isinstance(value, str) and not value.strip():
+        return f"{name} must not be empty: give a non-empty string"
+    return None
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,18 @@
 
 Conventions (DESIGN.md, "Compatibility"): leading/trailing code fences are stripped before
 format checks; words are Latin-script tokens (CJK characters are not words; they are counted by
-:func:`cjk_length`); paragraphs split on blank lines; curly quotes normalise to straight ones.
+:func:`cjk_length`); paragraphs split on blank lines; curly quotes normalise to straight ones;
+phrases and keywords match as whole words for Latin text, where CJK characters do not glue to a
+Latin word, and as substrings when they contain CJK (:func:`find_phrase`, :func:`count_phrase`).
+Reasons quote text with :func:`excerpt` and :func:`listing`, and count units with :func:`plural`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 _FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\n")
 _FENCE_CLOSE = re.compile(r"\n?```\s*$")
@@ -26,6 +31,12 @@ _CJK_RANGES = (
     (0xFF00, 0xFFEF),
 )
 
+# The same ranges as a regex class body, for patterns that must not treat CJK as word characters.
+_CJK_CLASS = "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in _CJK_RANGES)
+# A word character that is not CJK: Python's \w counts ideographs as word characters, but an
+# ideograph next to a Latin word does not glue to it ("我用NASA数据" contains the word "NASA").
+_LATIN_WORD_CHAR = rf"[^\W{_CJK_CLASS}]"
+
 _WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*|\d+(?:[.,]\d+)*", re.UNICODE)
 _SENT_END = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|(?<=[。！？])")
 _ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "mr.", "mrs.", "ms.", "dr.", "no.", "st.")
@@ -34,6 +45,11 @@ _BULLET = re.compile(r"^[ \t]*([-*+•·])[ \t]+(\S.*)$")
 _NUMBERED = re.compile(r"^[ \t]*(\d+)([.)])[ \t]+(\S.*)$")
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'"})
+# Characters some models use as quotes: guillemets, backtick, acute accent. Folded only on request
+# (``normalize_quotes(..., extended=True)``): a backtick is Markdown code syntax elsewhere.
+_PIPE = re.compile(r"(?<!\\)\|")
+_EXTENDED_QUOTES = str.maketrans({"«": '"', "»": '"', "`": "'", "´": "'"})
+_WS = re.compile(r"\s+")
 
 
 def strip_code_fences(text: str) -> str:
@@ -49,9 +65,68 @@ def strip_code_fences(text: str) -> str:
     return stripped.strip()
 
 
-def normalize_quotes(text: str) -> str:
-    """Curly quotes to straight ones."""
-    return text.translate(_QUOTES)
+def normalize_quotes(text: str, *, extended: bool = False) -> str:
+    """Curly quotes to straight ones; with ``extended`` also « » to ``"`` and ` ´ to ``'``.
+
+    Every character maps to exactly one character, so offsets in the result are offsets in ``text``.
+
+    >>> print(normalize_quotes("“Let’s go”"))
+    "Let's go"
+    >>> print(normalize_quotes("«Allons-y» `ok´", extended=True))
+    "Allons-y" 'ok'
+    """
+    text = text.translate(_QUOTES)
+    return text.translate(_EXTENDED_QUOTES) if extended else text
+
+
+def squash_whitespace(text: str) -> str:
+    """Every whitespace run to one space, outer whitespace removed.
+
+    >>> squash_whitespace("  a\\n\\t b ")
+    'a b'
+    """
+    return _WS.sub(" ", text).strip()
+
+
+def flatten(text: str, *, ignore_case: bool = False) -> str:
+    """Text as compared by surface-form checks: quotes normalised, whitespace squashed, optionally
+    case-folded.
+
+    >>> flatten("  In  this “Video”", ignore_case=True)
+    'in this "video"'
+    """
+    text = squash_whitespace(normalize_quotes(text))
+    return text.casefold() if ignore_case else text
+
+
+def excerpt(text: str, limit: int = 40, *, quote: bool = True) -> str:
+    """A short excerpt of ``text`` for a reason: whitespace squashed, cut to ``limit`` characters
+    with ``…``, and quoted with :func:`repr` unless ``quote`` is false.
+
+    >>> excerpt("The   chef dices onions very finely and slowly.", 20)
+    "'The chef dices onio…'"
+    >>> excerpt("short", quote=False)
+    'short'
+    """
+    text = squash_whitespace(text)
+    if len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return repr(text) if quote else text
+
+
+def listing(values: Iterable[Any], limit: int | None = None, *, quote: bool = True, sep: str = ", ") -> str:
+    """Values joined for a reason, at most ``limit`` shown, each :func:`repr`-quoted unless
+    ``quote`` is false.
+
+    >>> listing(["a", "b", "c"], limit=2)
+    "'a', 'b' (+1 more)"
+    >>> listing(["missing key 'x'", "extra key 'y'"], quote=False, sep="; ")
+    "missing key 'x'; extra key 'y'"
+    """
+    values = list(values)
+    shown = values if limit is None else values[:limit]
+    text = sep.join(repr(v) if quote else str(v) for v in shown)
+    return text + (f" (+{len(values) - len(shown)} more)" if len(values) > len(shown) else "")
 
 
 def is_cjk(ch: str) -> bool:
@@ -61,6 +136,91 @@ def is_cjk(ch: str) -> bool:
 
 def has_cjk(text: str) -> bool:
     return any(is_cjk(c) for c in text)
+
+
+def is_latin_word_char(ch: str) -> bool:
+    """A letter, digit or ``_`` that is not CJK: what glues to a Latin word.
+
+    >>> is_latin_word_char("a"), is_latin_word_char("数"), is_latin_word_char("-")
+    (True, False, False)
+    """
+    return (ch.isalnum() or ch == "_") and not is_cjk(ch)
+
+
+@lru_cache(maxsize=1024)
+def phrase_pattern(
+    phrase: str,
+    *,
+    ignore_case: bool = False,
+    whole_word: bool = True,
+    plurals: bool = False,
+    normalize: bool = True,
+) -> re.Pattern[str]:
+    """The regex that :func:`find_phrase` uses for ``phrase``.
+
+    With ``normalize`` (the default) quotes are normalised, outer whitespace is stripped and inner
+    whitespace matches any whitespace run; without it the phrase is taken literally (for callers
+    that normalised both sides their own way). A phrase containing CJK matches as a substring;
+    otherwise, with ``whole_word``, it must not be glued to a Latin letter/digit/``_`` at an edge
+    that is itself a word character (CJK characters do not glue). ``plurals`` also accepts a
+    trailing ``s``/``es`` on a Latin phrase.
+
+    >>> bool(phrase_pattern("NASA").search("我用NASA数据"))
+    True
+    >>> bool(phrase_pattern("car").search("a carpet"))
+    False
+    """
+    if normalize:
+        phrase = normalize_quotes(phrase).strip()
+        body = r"\s+".join(re.escape(part) for part in phrase.split())
+    else:
+        body = re.escape(phrase)
+    if not has_cjk(phrase):
+        if plurals:
+            body += "(?:e?s)?"
+        if whole_word and is_latin_word_char(phrase[:1] or " "):
+            body = rf"(?<!{_LATIN_WORD_CHAR}){body}"
+        if whole_word and is_latin_word_char(phrase[-1:] or " "):
+            body = rf"{body}(?!{_LATIN_WORD_CHAR})"
+    return re.compile(body, re.IGNORECASE if ignore_case else 0)
+
+
+def find_phrase(
+    text: str,
+    phrase: str,
+    *,
+    ignore_case: bool = False,
+    whole_word: bool = True,
+    plurals: bool = False,
+    normalize: bool = True,
+) -> list[re.Match[str]]:
+    """Non-overlapping occurrences of ``phrase`` in ``text``, as matched by :func:`phrase_pattern`.
+
+    Latin phrases match as whole words, phrases containing CJK as substrings; with ``normalize``
+    curly quotes are read as straight ones on both sides and whitespace runs are flexible. Match
+    offsets are offsets in ``text``. An empty phrase is never found.
+
+    >>> [m.start() for m in find_phrase("He runs. Run!", "run", ignore_case=True)]
+    [9]
+    >>> len(find_phrase("红色的车和红色的花", "红色"))
+    2
+    """
+    if not phrase.strip():
+        return []
+    pattern = phrase_pattern(
+        phrase, ignore_case=ignore_case, whole_word=whole_word, plurals=plurals, normalize=normalize
+    )
+    return list(pattern.finditer(normalize_quotes(text) if normalize else text))
+
+
+def count_phrase(text: str, phrase: str, **options: bool) -> int:
+    """How many times :func:`find_phrase` finds ``phrase`` in ``text`` (same keyword options:
+    ``ignore_case``, ``whole_word``, ``plurals``, ``normalize``).
+
+    >>> count_phrase("Safety first. SAFETY always; unsafety never.", "safety", ignore_case=True)
+    2
+    """
+    return len(find_phrase(text, phrase, **options))
 
 
 def cjk_length(text: str) -> int:
@@ -117,6 +277,43 @@ def count_sentences(text: str) -> int:
     return len(split_sentences(text))
 
 
+def table_cells(line: str) -> list[str]:
+    """The cells of one Markdown pipe-table row: outer pipes optional, ``\\|`` is not a separator.
+
+    >>> table_cells("| t | event |")
+    ['t', 'event']
+    >>> table_cells(r"a \\| b | c")
+    ['a \\\\| b', 'c']
+    """
+    row = line.strip()
+    if row.startswith("|"):
+        row = row[1:]
+    if row.endswith("|") and not row.endswith("\\|"):
+        row = row[:-1]
+    return [cell.strip() for cell in _PIPE.split(row)]
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed JSON value's type: object, array, string, number, boolean, null.
+
+    >>> [json_type(v) for v in ({}, [], "a", 1.5, True, None)]
+    ['object', 'array', 'string', 'number', 'boolean', 'null']
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
 class ListItem(NamedTuple):
     kind: str  # "bullet" | "numbered"
     marker: str  # "-", "*", "1.", "2)", ...
@@ -147,8 +344,30 @@ def is_empty(text: str) -> bool:
     return not text or not text.strip()
 
 
-def plural(n: int, unit: str) -> str:
-    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+_SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh")
+
+
+def plural(n: int, unit: str, plural_form: str | None = None) -> str:
+    """``n`` and the unit, in the plural unless ``n`` is 1.
+
+    The plural is ``plural_form`` when given, else the regular English one: ``-y`` after a
+    consonant becomes ``-ies`` and ``-s -x -z -ch -sh`` take ``-es``; other units add ``s``.
+
+    >>> plural(1, "entry"), plural(2, "entry"), plural(3, "day"), plural(2, "match")
+    ('1 entry', '2 entries', '3 days', '2 matches')
+    >>> plural(2, "criterion", "criteria")
+    '2 criteria'
+    """
+    if n == 1:
+        return f"{n} {unit}"
+    if plural_form is not None:
+        return f"{n} {plural_form}"
+    lower = unit.lower()
+    if len(lower) > 1 and lower.endswith("y") and lower[-2] not in "aeiouy" and lower[-2].isalpha():
+        return f"{n} {unit[:-1]}ies"
+    if lower.endswith(_SIBILANT_ENDINGS):
+        return f"{n} {unit}es"
+    return f"{n} {unit}s"
 
 
 def bounds_text(min_count: int | None, max_count: int | None) -> str:

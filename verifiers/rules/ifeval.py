@@ -27,7 +27,16 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from verifiers.registry import Check, Checker, Param, register
+from verifiers.registry import (
+    Check,
+    Checker,
+    Param,
+    all_checks,
+    at_least_check,
+    nonblank_check,
+    nonempty_strings_check,
+    register,
+)
 from verifiers.text import is_empty, normalize_quotes, plural
 
 SOURCE = "ifeval"
@@ -91,44 +100,7 @@ def _relation_param(name: str = "relation") -> Param:
 
 def _non_negative(*names: str) -> Callable[[Mapping[str, Any]], str | None]:
     # The reference replaces a negative threshold with a random one; ifpo refuses it.
-    def check(p: Mapping[str, Any]) -> str | None:
-        bad = [f"{n}={p[n]}" for n in names if p.get(n) is not None and p[n] < 0]
-        return f"must be >= 0: {', '.join(bad)}" if bad else None
-
-    return check
-
-
-def _all_checks(
-    *checks: Callable[[Mapping[str, Any]], str | None],
-) -> Callable[[Mapping[str, Any]], str | None]:
-    def check(p: Mapping[str, Any]) -> str | None:
-        for c in checks:
-            problem = c(p)
-            if problem:
-                return problem
-        return None
-
-    return check
-
-
-def _non_empty_str(*names: str) -> Callable[[Mapping[str, Any]], str | None]:
-    def check(p: Mapping[str, Any]) -> str | None:
-        bad = [n for n in names if isinstance(p.get(n), str) and not p[n].strip()]
-        return f"must not be empty: {', '.join(bad)}" if bad else None
-
-    return check
-
-
-def _non_empty_list(name: str) -> Callable[[Mapping[str, Any]], str | None]:
-    def check(p: Mapping[str, Any]) -> str | None:
-        values = p.get(name) or []
-        if not values:
-            return f"{name} must list at least one word"
-        if any(not v.strip() for v in values):
-            return f"{name} must not contain empty strings"
-        return None
-
-    return check
+    return at_least_check(*names, minimum=0)
 
 
 def _compare(count: int, relation: str, threshold: int) -> bool:
@@ -225,7 +197,7 @@ def _language_matches(detected: str, expected: str) -> bool:
     "keywords:existence",
     dimension="content",
     params=[Param("keywords", "list[str]", required=True, help="words that must all appear")],
-    params_check=_non_empty_list("keywords"),
+    params_check=nonempty_strings_check("keywords"),
     description="Include keywords {keywords} in the response.",
 )
 def keywords_existence(response: str, p: Mapping[str, Any]) -> Check:
@@ -247,7 +219,7 @@ def keywords_existence(response: str, p: Mapping[str, Any]) -> Check:
         Param("frequency", "int", required=True, help="threshold on the number of occurrences"),
         _relation_param(),
     ],
-    params_check=_all_checks(_non_negative("frequency"), _non_empty_str("keyword")),
+    params_check=all_checks(_non_negative("frequency"), nonblank_check("keyword")),
     description="In your response, the word {keyword} should appear {relation} {frequency} times.",
 )
 def keywords_frequency(response: str, p: Mapping[str, Any]) -> Check:
@@ -264,7 +236,7 @@ def keywords_frequency(response: str, p: Mapping[str, Any]) -> Check:
     "keywords:forbidden_words",
     dimension="content",
     params=[Param("forbidden_words", "list[str]", required=True, help="words that must not appear")],
-    params_check=_non_empty_list("forbidden_words"),
+    params_check=nonempty_strings_check("forbidden_words"),
     description="Do not include keywords {forbidden_words} in the response.",
 )
 def keywords_forbidden_words(response: str, p: Mapping[str, Any]) -> Check:
@@ -410,7 +382,7 @@ def number_words(response: str, p: Mapping[str, Any]) -> Check:
 
 
 def _check_nth_paragraph(p: Mapping[str, Any]) -> str | None:
-    problem = _non_negative("num_paragraphs")(p) or _non_empty_str("first_word")(p)
+    problem = _non_negative("num_paragraphs")(p) or nonblank_check("first_word")(p)
     if problem:
         return problem
     if not 1 <= p["nth_paragraph"] <= p["num_paragraphs"]:
@@ -496,7 +468,7 @@ _PS_PATTERNS = {"P.P.S": r"\s*p\.\s?p\.\s?s.*$", "P.S.": r"\s*p\.\s?s\..*$"}
     "detectable_content:postscript",
     dimension="content",
     params=[Param("postscript_marker", "str", required=True, help="e.g. 'P.S.' or 'P.P.S'")],
-    params_check=_non_empty_str("postscript_marker"),
+    params_check=nonblank_check("postscript_marker"),
     description="At the end of your response, please explicitly add a postscript starting with {postscript_marker}",
 )
 def postscript(response: str, p: Mapping[str, Any]) -> Check:
@@ -577,7 +549,7 @@ def number_highlighted_sections(response: str, p: Mapping[str, Any]) -> Check:
         Param("section_spliter", "str", required=True, help="section keyword, e.g. 'Section' or 'SECTION'"),
         Param("num_sections", "int", required=True, help="minimum number of sections"),
     ],
-    params_check=_all_checks(_non_negative("num_sections"), _non_empty_str("section_spliter")),
+    params_check=all_checks(_non_negative("num_sections"), nonblank_check("section_spliter")),
     description="Your response must have {num_sections} sections. Mark the beginning of each section with {section_spliter} X.",
 )
 def multiple_sections(response: str, p: Mapping[str, Any]) -> Check:
@@ -665,7 +637,7 @@ def two_responses(response: str, p: Mapping[str, Any]) -> Check:
     params=[
         Param("prompt_to_repeat", "str", required=True, help="the request to repeat word for word first")
     ],
-    params_check=_non_empty_str("prompt_to_repeat"),
+    params_check=nonblank_check("prompt_to_repeat"),
     description="First repeat the request word for word without change, then give your answer.",
 )
 def repeat_prompt(response: str, p: Mapping[str, Any]) -> Check:
@@ -687,7 +659,7 @@ def repeat_prompt(response: str, p: Mapping[str, Any]) -> Check:
     "startend:end_checker",
     dimension="format",
     params=[Param("end_phrase", "str", required=True, help="the exact phrase the response must end with")],
-    params_check=_non_empty_str("end_phrase"),
+    params_check=nonblank_check("end_phrase"),
     description="Finish your response with this exact phrase {end_phrase}. No other words should follow this phrase.",
 )
 def end_checker(response: str, p: Mapping[str, Any]) -> Check:

@@ -28,17 +28,33 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from verifiers.registry import Check, Param, register, register_judge
+from verifiers.registry import (
+    Check,
+    Param,
+    at_least_error,
+    bounds_check,
+    nonblank_check,
+    nonempty_strings_error,
+    register,
+    register_judge,
+)
 from verifiers.text import (
     bounds_text,
     cjk_length,
+    count_phrase,
     count_sentences,
     count_words,
+    excerpt,
+    find_phrase,
+    flatten,
     has_cjk,
     in_bounds,
     is_empty,
+    json_type,
     list_items,
+    listing,
     normalize_quotes,
+    phrase_pattern,
     plural,
     split_paragraphs,
     split_sentences,
@@ -154,60 +170,16 @@ CONFLICT_TEMPLATE_ALIASES: dict[str, str] = {
 
 _EMPTY = Check(False, "empty response")
 
-# Word characters that are not CJK: Latin-script phrase boundaries must not treat an adjacent
-# ideograph as part of the word ("我用NASA数据" contains the word "NASA").
-_CJK_CLASS = (
-    "\u3000-\u303f\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
-)
-_LATIN_WORD_CHAR = rf"[^\W{_CJK_CLASS}]"
-
-
-def _snippet(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _line_of(text: str, pos: int) -> int:
     """1-based line number of character offset ``pos``."""
     return text.count("\n", 0, pos) + 1
-
-
-def _phrase_regex(phrase: str, *, ignore_case: bool, whole_word: bool = True) -> re.Pattern[str]:
-    """Whole-word pattern for Latin phrases, plain substring for CJK; internal whitespace is flexible."""
-    phrase = normalize_quotes(phrase).strip()
-    body = r"\s+".join(re.escape(part) for part in phrase.split())
-    if whole_word and not has_cjk(phrase):
-        if re.match(_LATIN_WORD_CHAR, phrase[:1]):
-            body = rf"(?<!{_LATIN_WORD_CHAR}){body}"
-        if re.match(_LATIN_WORD_CHAR, phrase[-1:]):
-            body = rf"{body}(?!{_LATIN_WORD_CHAR})"
-    return re.compile(body, re.IGNORECASE if ignore_case else 0)
-
-
-def _find_phrase(text: str, phrase: str, *, ignore_case: bool, whole_word: bool = True) -> list[re.Match[str]]:
-    pattern = _phrase_regex(phrase, ignore_case=ignore_case, whole_word=whole_word)
-    return list(pattern.finditer(normalize_quotes(text)))
 
 
 def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-def _examples(found: list[str], limit: int = 3) -> str:
-    shown = ", ".join(repr(f) for f in found[:limit])
-    return shown + (f" and {len(found) - limit} more" if len(found) > limit else "")
-
-
-def _count_bounds_check(params: Mapping[str, Any]) -> str | None:
-    lo, hi = params.get("min_count"), params.get("max_count")
-    if lo is None and hi is None:
-        return "give at least one of min_count / max_count (null means unbounded on that side)"
-    for name, value in (("min_count", lo), ("max_count", hi)):
-        if value is not None and value < 0:
-            return f"{name} must be >= 0, got {value}"
-    if lo is not None and hi is not None and lo > hi:
-        return f"min_count ({lo}) is greater than max_count ({hi})"
-    return None
+_count_bounds_check = bounds_check("min_count", "max_count", require_one=True)
 
 
 def _count_result(n: int, unit: str, params: Mapping[str, Any]) -> Check:
@@ -240,20 +212,6 @@ def _strip_line_decor(line: str) -> str:
 # --------------------------------------------------------------------------------------------
 # Format: rule-based
 # --------------------------------------------------------------------------------------------
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if value is None:
-        return "null"
-    return "number"
 
 
 def _json_params_check(params: Mapping[str, Any]) -> str | None:
@@ -289,7 +247,7 @@ def check_json(response: str, params: Mapping[str, Any]) -> Check:
         value = json.loads(text)
     except json.JSONDecodeError as err:
         return Check(False, f"invalid JSON: {err.msg} at line {err.lineno} column {err.colno}")
-    kind = _json_kind(value)
+    kind = json_type(value)
     wanted = params["top_level"]
     if wanted == "any" and kind not in ("object", "array"):
         return Check(False, f"top level is a JSON {kind}, expected an object or array")
@@ -301,7 +259,7 @@ def check_json(response: str, params: Mapping[str, Any]) -> Check:
         for index, obj in enumerate(objects):
             where = "top-level object" if kind == "object" else f"array item {index}"
             if not isinstance(obj, dict):
-                return Check(False, f"{where} is a JSON {_json_kind(obj)}, "
+                return Check(False, f"{where} is a JSON {json_type(obj)}, "
                                     f"expected an object with keys {required}")
             missing = [k for k in required if k not in obj]
             if missing:
@@ -312,10 +270,9 @@ def check_json(response: str, params: Mapping[str, Any]) -> Check:
 def _csv_params_check(params: Mapping[str, Any]) -> str | None:
     if params.get("columns") and not params.get("require_header"):
         return "columns needs require_header true (they are matched against the header row)"
-    if params.get("min_rows", 0) < 0:
-        return f"min_rows must be >= 0, got {params['min_rows']}"
-    if params.get("min_columns", 1) < 1:
-        return f"min_columns must be >= 1, got {params['min_columns']}"
+    problem = at_least_error(params, "min_rows", 0) or at_least_error(params, "min_columns", 1)
+    if problem:
+        return problem
     if len(params.get("delimiter") or "") != 1:
         return f"delimiter must be one character, got {params.get('delimiter')!r}"
     return None
@@ -363,12 +320,12 @@ def check_csv(response: str, params: Mapping[str, Any]) -> Check:
         return Check(False, "no CSV rows: every row is empty")
     width = len(rows[0])
     if width < params["min_columns"]:
-        return Check(False, f"row 1 has {plural(width, 'field')} ({_snippet(text.splitlines()[0])!r}); "
+        return Check(False, f"row 1 has {plural(width, 'field')} ({excerpt(text.splitlines()[0])}); "
                             f"CSV needs at least {params['min_columns']} {params['delimiter']!r}-separated columns")
     for index, row in enumerate(rows[1:], start=2):
         if len(row) != width:
             return Check(False, f"row {index} has {plural(len(row), 'field')}, expected {width} like row 1: "
-                                f"{_snippet(params['delimiter'].join(row))!r}")
+                                f"{excerpt(params['delimiter'].join(row))}")
     data_rows = len(rows)
     if params["require_header"]:
         header = [c.strip() for c in rows[0]]
@@ -416,7 +373,7 @@ def _list_check(response: str, params: Mapping[str, Any], kind: str) -> tuple[Ch
                 continue
             other = "numbered" if kind == "bullet" else "bullet"
             what = f"a {other} item" if _LIST_MARKER.match(line) else "text outside the list"
-            return Check(False, f"line {index + 1} is {what}: {_snippet(line)!r}; "
+            return Check(False, f"line {index + 1} is {what}: {excerpt(line)}; "
                                 f"only {name} items are allowed"), text, items
     return None, text, items
 
@@ -574,7 +531,7 @@ def check_plain_text(response: str, params: Mapping[str, Any]) -> Check:
             continue
         label = {"bullet": "bullet marker", "numbered": "numbered list item", "rule": "horizontal rule",
                  "code": "code (backticks)", "emphasis": "emphasis markers"}.get(element, element)
-        return Check(False, f"line {line_no} has Markdown {label}: {_snippet(line)!r}; use plain text")
+        return Check(False, f"line {line_no} has Markdown {label}: {excerpt(line)}; use plain text")
     return Check(True, "no Markdown syntax")
 
 
@@ -685,20 +642,10 @@ def check_item_count(response: str, params: Mapping[str, Any]) -> Check:
 # --------------------------------------------------------------------------------------------
 
 
-def _flat(text: str, ignore_case: bool) -> str:
-    """Quotes normalised, whitespace runs collapsed, optional case folding."""
-    text = " ".join(normalize_quotes(text).split())
-    return text.casefold() if ignore_case else text
-
-
 _FIXED_PARAMS = [
     Param("text", "str", required=True, help="the exact string"),
     Param("ignore_case", "bool", default=False, help="compare case-insensitively"),
 ]
-
-
-def _fixed_params_check(params: Mapping[str, Any]) -> str | None:
-    return None if params["text"].strip() else "text must not be empty"
 
 
 @register(
@@ -707,7 +654,7 @@ def _fixed_params_check(params: Mapping[str, Any]) -> str | None:
     dimension="format",
     route="hybrid",
     params=list(_FIXED_PARAMS),
-    params_check=_fixed_params_check,
+    params_check=nonblank_check("text"),
     description='Begin your response with exactly: "{text}"',
 )
 def check_fixed_opening(response: str, params: Mapping[str, Any]) -> Check:
@@ -719,10 +666,11 @@ def check_fixed_opening(response: str, params: Mapping[str, Any]) -> Check:
     text = strip_code_fences(response)
     if not text:
         return _EMPTY
-    want, have = _flat(params["text"], params["ignore_case"]), _flat(text, params["ignore_case"])
+    ic = params["ignore_case"]
+    want, have = flatten(params["text"], ignore_case=ic), flatten(text, ignore_case=ic)
     if have.startswith(want):
         return Check(True, f"starts with {params['text'].strip()!r}")
-    return Check(False, f"starts with {_snippet(text, max(len(want) + 10, 30))!r}, "
+    return Check(False, f"starts with {excerpt(text, max(len(want) + 10, 30))}, "
                         f"expected {params['text'].strip()!r}")
 
 
@@ -732,7 +680,7 @@ def check_fixed_opening(response: str, params: Mapping[str, Any]) -> Check:
     dimension="format",
     route="hybrid",
     params=list(_FIXED_PARAMS),
-    params_check=_fixed_params_check,
+    params_check=nonblank_check("text"),
     description='End your response with exactly: "{text}"',
 )
 def check_fixed_closing(response: str, params: Mapping[str, Any]) -> Check:
@@ -744,7 +692,8 @@ def check_fixed_closing(response: str, params: Mapping[str, Any]) -> Check:
     text = strip_code_fences(response)
     if not text:
         return _EMPTY
-    want, have = _flat(params["text"], params["ignore_case"]), _flat(text, params["ignore_case"])
+    ic = params["ignore_case"]
+    want, have = flatten(params["text"], ignore_case=ic), flatten(text, ignore_case=ic)
     if have.endswith(want):
         return Check(True, f"ends with {params['text'].strip()!r}")
     tail = " ".join(text.split())[-max(len(want) + 10, 30):]
@@ -752,10 +701,6 @@ def check_fixed_closing(response: str, params: Mapping[str, Any]) -> Check:
 
 
 _EMPH_MARKS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
-
-
-def _prefix_params_check(params: Mapping[str, Any]) -> str | None:
-    return None if params["prefix"].strip() else "prefix must not be empty"
 
 
 @register(
@@ -772,7 +717,7 @@ def _prefix_params_check(params: Mapping[str, Any]) -> str | None:
                    "'lines' = non-blank lines; 'paragraphs' = blank-line separated paragraphs"),
         Param("ignore_case", "bool", default=False, help="compare case-insensitively"),
     ],
-    params_check=_prefix_params_check,
+    params_check=nonblank_check("prefix"),
     description='Begin each item with the label "{prefix}".',
 )
 def check_prefix_label(response: str, params: Mapping[str, Any]) -> Check:
@@ -800,10 +745,10 @@ def check_prefix_label(response: str, params: Mapping[str, Any]) -> Check:
     ignore_case = params["ignore_case"]
     for number, (where, line) in enumerate(units, start=1):
         label = params["prefix"].replace("{n}", str(number)).strip()
-        want = _flat(label, ignore_case)
+        want = flatten(label, ignore_case=ignore_case)
         candidates = (_EMPH_MARKS.sub("", _strip_line_decor(line)), _strip_line_decor(line), line)
-        if not any(_flat(c, ignore_case).startswith(want) for c in candidates):
-            return Check(False, f"{where} does not start with {label!r}: {_snippet(line.strip())!r}")
+        if not any(flatten(c, ignore_case=ignore_case).startswith(want) for c in candidates):
+            return Check(False, f"{where} does not start with {label!r}: {excerpt(line)}")
     unit_name = {"items": "item" if items else "line", "lines": "line", "paragraphs": "paragraph"}[scope]
     return Check(True, f"all {plural(len(units), unit_name)} start with {params['prefix']!r}")
 
@@ -855,7 +800,7 @@ def _case_violations(unit: str, case: str) -> list[str]:
     for sentence in split_sentences(unit) or [unit]:
         first = next((c for c in _EMPH_MARKS.sub("", sentence) if c.isalpha()), "")
         if first and not first.isupper() and not has_cjk(first):
-            bad.append(_snippet(sentence, 30))
+            bad.append(excerpt(sentence, 30, quote=False))
     return bad
 
 
@@ -888,12 +833,12 @@ def check_letter_case(response: str, params: Mapping[str, Any]) -> Check:
     exceptions = [p for p in params["exceptions"] if p.strip()]
     if params["scope"] == "first_word":
         first = words(_EMPH_MARKS.sub("", _strip_line_decor(text)))[:1]
-        if first and any(_phrase_regex(p, ignore_case=False).fullmatch(first[0]) for p in exceptions):
+        if first and any(phrase_pattern(p).fullmatch(first[0]) for p in exceptions):
             return Check(True, f"first word {first[0]!r} is an exception")
     text = normalize_quotes(text)
     for phrase in exceptions:
         # an exempt word takes its possessive with it ("NASA's"), so no stray "s" is judged
-        text = re.sub(rf"(?:{_phrase_regex(phrase, ignore_case=False).pattern})(?:'s)?", " ", text)
+        text = re.sub(rf"(?:{phrase_pattern(phrase).pattern})(?:'s)?", " ", text)
     units, error = _case_units(text, params["scope"])
     if error:
         return Check(False, error)
@@ -903,7 +848,7 @@ def check_letter_case(response: str, params: Mapping[str, Any]) -> Check:
         if bad:
             what = ("sentences not starting with a capital" if case == "sentence"
                     else f"words not in {case} case")
-            return Check(False, f"{where}: {what}: {_examples(bad)}")
+            return Check(False, f"{where}: {what}: {listing(bad, 3)}")
     scope = "" if params["scope"] == "all" else f" ({params['scope']})"
     return Check(True, f"{case} case holds{scope}")
 
@@ -951,12 +896,7 @@ def check_no_contractions(response: str, params: Mapping[str, Any]) -> Check:
 
 
 def _phrases_params_check(params: Mapping[str, Any]) -> str | None:
-    phrases = params["phrases"]
-    if not phrases or any(not p.strip() for p in phrases):
-        return "phrases must be a non-empty list of non-empty strings"
-    if params.get("min_occurrences", 1) < 1:
-        return f"min_occurrences must be >= 1, got {params['min_occurrences']}"
-    return None
+    return nonempty_strings_error("phrases", params["phrases"]) or at_least_error(params, "min_occurrences", 1)
 
 
 @register(
@@ -984,7 +924,7 @@ def check_exact_word_inclusion(response: str, params: Mapping[str, Any]) -> Chec
         return _EMPTY
     text = strip_code_fences(response)
     need = params["min_occurrences"]
-    counts = {p: len(_find_phrase(text, p, ignore_case=params["ignore_case"])) for p in params["phrases"]}
+    counts = {p: count_phrase(text, p, ignore_case=params["ignore_case"]) for p in params["phrases"]}
     short = [p for p, n in counts.items() if n < need]
     if params["match_all"] and short:
         detail = "; ".join(f"{p!r} appears {_times(counts[p])}" for p in short)
@@ -1020,7 +960,7 @@ def check_exact_word_exclusion(response: str, params: Mapping[str, Any]) -> Chec
         return _EMPTY
     text = normalize_quotes(strip_code_fences(response))
     for phrase in params["phrases"]:
-        hits = _find_phrase(text, phrase, ignore_case=params["ignore_case"], whole_word=params["whole_word"])
+        hits = find_phrase(text, phrase, ignore_case=params["ignore_case"], whole_word=params["whole_word"])
         if hits:
             return Check(False, f"forbidden {phrase!r} appears {_times(len(hits))} "
                                 f"(first on line {_line_of(text, hits[0].start())}: {hits[0].group(0)!r})")
@@ -1044,12 +984,10 @@ _STOPWORDS = frozenset(
 
 
 def _lexical_params_check(params: Mapping[str, Any]) -> str | None:
-    if params["max_occurrences"] < 0:
-        return f"max_occurrences must be >= 0, got {params['max_occurrences']}"
-    terms = params["terms"]
-    if terms is not None and (not terms or any(not t.strip() for t in terms)):
-        return "terms must be null (all content words) or a non-empty list of non-empty strings"
-    return None
+    # terms: null means every content word, so only an empty list or a blank term is refused
+    return at_least_error(params, "max_occurrences", 0) or nonempty_strings_error(
+        "terms", params["terms"], allow_none=True
+    )
 
 
 @register(
@@ -1078,7 +1016,7 @@ def check_lexical_diversity(response: str, params: Mapping[str, Any]) -> Check:
     text = strip_code_fences(response)
     limit = params["max_occurrences"]
     if params["terms"] is not None:
-        counts = Counter({t: len(_find_phrase(text, t, ignore_case=True)) for t in params["terms"]})
+        counts = Counter({t: count_phrase(text, t, ignore_case=True) for t in params["terms"]})
         scope = f"{plural(len(counts), 'term')}"
     else:
         tokens = [re.sub(r"'s$", "", w.lower()) for w in words(text)]

@@ -25,97 +25,53 @@ from collections.abc import Mapping
 from difflib import SequenceMatcher
 from typing import Any
 
-from verifiers.registry import Check, Param, register
+from verifiers.registry import (
+    Check,
+    Param,
+    all_checks,
+    at_least_error,
+    bounds_check,
+    bounds_error,
+    nonempty_strings_check,
+    nonempty_strings_error,
+    regex_error,
+    register,
+)
 from verifiers.text import (
     bounds_text,
     cjk_length,
+    count_phrase,
     count_words,
-    has_cjk,
+    excerpt,
+    find_phrase,
     in_bounds,
-    is_cjk,
+    is_latin_word_char,
+    json_type,
     list_items,
+    listing,
     nonblank_lines,
     normalize_quotes,
     plural,
     split_paragraphs,
+    squash_whitespace,
     strip_code_fences,
+    table_cells,
 )
 
 SOURCE = "video_ifbench"
 EMPTY = Check(False, "empty response")
 
 # --------------------------------------------------------------------------------------------
-# private helpers (candidates for verifiers/text.py if another module needs them)
+# private helpers (shared text matching lives in verifiers.text, param checks in verifiers.registry)
 # --------------------------------------------------------------------------------------------
-
-_WS = re.compile(r"\s+")
-# Quote characters beyond verifiers.text.normalize_quotes: guillemets, backtick and acute accent
-# are used as quotes by some models; the released scorer folds them too.
-_EXTRA_QUOTES = str.maketrans({"«": '"', "»": '"', "`": "'", "´": "'"})
 
 
 def _target(response: str) -> str:
     return strip_code_fences(response)
 
 
-def _squash(text: str) -> str:
-    return _WS.sub(" ", text).strip()
-
-
 def _fold(text: str, ignore_case: bool) -> str:
     return text.casefold() if ignore_case else text
-
-
-def _short(text: str, limit: int = 40) -> str:
-    text = _squash(text)
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
-def _listing(values: list[Any], limit: int = 5) -> str:
-    shown = ", ".join(repr(v) for v in values[:limit])
-    return shown + (f" (+{len(values) - limit} more)" if len(values) > limit else "")
-
-
-def _entries(n: int) -> str:
-    return f"{n} entry" if n == 1 else f"{n} entries"
-
-
-def _is_word_char(ch: str) -> bool:
-    # A Latin keyword inside CJK text ("在Apple公司") is still a whole word: CJK characters do not
-    # glue to Latin letters, although Python's \w treats both as word characters.
-    return (ch.isalnum() or ch == "_") and not is_cjk(ch)
-
-
-def _find_phrase(haystack: str, needle: str) -> list[int]:
-    """Start offsets of non-overlapping ``needle`` hits: substring for CJK, whole word otherwise."""
-    if not needle:
-        return []
-    whole_word = not has_cjk(needle)
-    hits: list[int] = []
-    start = 0
-    while True:
-        i = haystack.find(needle, start)
-        if i < 0:
-            return hits
-        end = i + len(needle)
-        ok = True
-        if whole_word:
-            before = haystack[i - 1] if i > 0 else ""
-            after = haystack[end] if end < len(haystack) else ""
-            ok = not (before and _is_word_char(before) and _is_word_char(needle[0])) and not (
-                after and _is_word_char(after) and _is_word_char(needle[-1])
-            )
-        if ok:
-            hits.append(i)
-            start = end
-        else:
-            start = i + 1
-
-
-def _count_keyword(text: str, keyword: str, ignore_case: bool) -> int:
-    hay = _fold(_squash(normalize_quotes(text)), ignore_case)
-    needle = _fold(_squash(normalize_quotes(keyword)), ignore_case)
-    return len(_find_phrase(hay, needle))
 
 
 def _load_json(text: str) -> tuple[bool, Any]:
@@ -178,22 +134,6 @@ def _find_json(text: str) -> tuple[bool, Any, str]:
     return False, None, ""
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _schema_value(schema: Any) -> tuple[Any, str | None]:
     """A schema skeleton given as dict/list, or as a JSON string of one; returns (skeleton, error)."""
     if schema is None:
@@ -204,7 +144,7 @@ def _schema_value(schema: Any) -> tuple[Any, str | None]:
             return None, "schema is a string but not valid JSON"
         schema = parsed
     if not isinstance(schema, (dict, list)):
-        return None, f"schema must be a JSON object or array skeleton, got {_json_type(schema)}"
+        return None, f"schema must be a JSON object or array skeleton, got {json_type(schema)}"
     return schema, None
 
 
@@ -217,7 +157,7 @@ def _skeleton_errors(value: Any, skeleton: Any, path: str = "$") -> list[str]:
     """
     if isinstance(skeleton, dict):
         if not isinstance(value, dict):
-            return [f"expected object at {path}, got {_json_type(value)}"]
+            return [f"expected object at {path}, got {json_type(value)}"]
         errors = [f"missing key {k!r} at {path}" for k in skeleton if k not in value]
         errors += [f"unexpected key {k!r} at {path}" for k in value if k not in skeleton]
         for k, sub in skeleton.items():
@@ -226,7 +166,7 @@ def _skeleton_errors(value: Any, skeleton: Any, path: str = "$") -> list[str]:
         return errors
     if isinstance(skeleton, list):
         if not isinstance(value, list):
-            return [f"expected array at {path}, got {_json_type(value)}"]
+            return [f"expected array at {path}, got {json_type(value)}"]
         if not skeleton:
             return []
         if len(skeleton) == 1:
@@ -241,41 +181,11 @@ def _skeleton_errors(value: Any, skeleton: Any, path: str = "$") -> list[str]:
             errors += _skeleton_errors(item, sub, f"{path}[{i}]")
         return errors
     if isinstance(value, (dict, list)):
-        return [f"expected a scalar at {path}, got {_json_type(value)}"]
+        return [f"expected a scalar at {path}, got {json_type(value)}"]
     return []
 
 
-def _errors_text(errors: list[str], limit: int = 3) -> str:
-    shown = "; ".join(errors[:limit])
-    return shown + (f" (+{len(errors) - limit} more)" if len(errors) > limit else "")
-
-
-def _regex_error(pattern: str, ignore_case: bool = False) -> str | None:
-    try:
-        re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except re.error as exc:
-        return str(exc)
-    return None
-
-
-def _count_bounds_check(params: Mapping[str, Any]) -> str | None:
-    lo, hi = params["min_count"], params["max_count"]
-    if lo < 0:
-        return f"min_count must be >= 0, got {lo}"
-    if lo > hi:
-        return f"min_count ({lo}) is greater than max_count ({hi})"
-    return None
-
-
-def _nonempty_strings(name: str, values: list[str] | None, *, allow_none: bool = False) -> str | None:
-    if values is None:
-        return None if allow_none else f"{name} is required"
-    if not values:
-        return f"{name} is empty"
-    blanks = [i for i, v in enumerate(values) if not v.strip()]
-    if blanks:
-        return f"{name}[{blanks[0]}] is blank"
-    return None
+_count_bounds_check = bounds_check("min_count", "max_count")
 
 
 # List-like parsing, shared by list_item_count_constraint and label_set_restriction.
@@ -339,8 +249,9 @@ def _json_params_check(params: Mapping[str, Any]) -> str | None:
     if error:
         return error
     for name in ("required_keys", "forbidden_keys"):
-        problem = _nonempty_strings(name, params[name], allow_none=True)
-        if problem and not problem.endswith("is empty"):
+        # an empty list means "no keys", so only blank names are refused
+        problem = nonempty_strings_error(name, params[name]) if params[name] else None
+        if problem:
             return problem
     required, forbidden = params["required_keys"] or [], params["forbidden_keys"] or []
     both = [k for k in required if k in forbidden]
@@ -395,12 +306,12 @@ def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
     if not found:
         return Check(False, "no valid JSON found in the response")
     top = params["top_level"]
-    if top != "any" and _json_type(value) != top:
-        return Check(False, f"top-level JSON value is {_json_type(value)}, expected {top}")
+    if top != "any" and json_type(value) != top:
+        return Check(False, f"top-level JSON value is {json_type(value)}, expected {top}")
     errors: list[str] = []
     required = params["required_keys"] or []
     if required and not isinstance(value, dict):
-        return Check(False, f"required keys {required} need a top-level object, got {_json_type(value)}")
+        return Check(False, f"required keys {required} need a top-level object, got {json_type(value)}")
     errors += [f"missing key {k!r} at $" for k in required if k not in value]
     if isinstance(value, dict):
         errors += [f"forbidden key {k!r} present at $" for k in params["forbidden_keys"] or [] if k in value]
@@ -408,27 +319,17 @@ def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
     if skeleton is not None:
         errors += [e for e in _skeleton_errors(value, skeleton) if e not in errors]
     if errors:
-        return Check(False, _errors_text(errors))
+        return Check(False, listing(errors, 3, quote=False, sep="; "))
     suffix = "" if where == "whole response" else f" ({where})"
-    return Check(True, f"valid JSON {_json_type(value)}{suffix} matching the required structure")
+    return Check(True, f"valid JSON {json_type(value)}{suffix} matching the required structure")
 
 
 # --------------------------------------------------------------------------------------------
 # table_output
 # --------------------------------------------------------------------------------------------
 
-_PIPE_SPLIT = re.compile(r"(?<!\\)\|")
 _DELIM_CELL = re.compile(r":?-+:?")
 _TABLE_FORMATS = ("markdown", "csv")
-
-
-def _pipe_cells(line: str) -> list[str]:
-    row = line.strip()
-    if row.startswith("|"):
-        row = row[1:]
-    if row.endswith("|") and not row.endswith("\\|"):
-        row = row[:-1]
-    return [cell.strip() for cell in _PIPE_SPLIT.split(row)]
 
 
 def _clean_cell(cell: str) -> str:
@@ -446,7 +347,7 @@ def _markdown_table(text: str) -> _Table | None:
     for i in range(len(lines) - 1):
         if "|" not in lines[i]:
             continue
-        header, delim = _pipe_cells(lines[i]), _pipe_cells(lines[i + 1])
+        header, delim = table_cells(lines[i]), table_cells(lines[i + 1])
         if len(header) != len(delim) or not all(_DELIM_CELL.fullmatch(c) for c in delim):
             continue
         rows: list[list[str]] = []
@@ -454,7 +355,7 @@ def _markdown_table(text: str) -> _Table | None:
         for line in lines[i + 2 :]:
             if "|" not in line:
                 break
-            cells = _pipe_cells(line)
+            cells = table_cells(line)
             if len(cells) != len(header) and not problem:
                 problem = f"row {len(rows) + 1} has {len(cells)} cells, the header has {len(header)}"
             rows.append(cells)
@@ -507,10 +408,8 @@ def _table_schema_errors(table: _Table, skeleton: Any) -> list[str]:
 def _table_params_check(params: Mapping[str, Any]) -> str | None:
     if not params["allowed_formats"]:
         return "allowed_formats is empty: give 'markdown' and/or 'csv'"
-    if params["min_rows"] < 0:
-        return f"min_rows must be >= 0, got {params['min_rows']}"
     _, error = _schema_value(params["schema"])
-    return error
+    return at_least_error(params, "min_rows", 0) or error
 
 
 @register(
@@ -582,7 +481,7 @@ def table_output(response: str, params: Mapping[str, Any]) -> Check:
         if skeleton is not None:
             errors = _table_schema_errors(table, skeleton)
             if errors:
-                problems.append(f"{table.fmt}: {_errors_text(errors)}")
+                problems.append(f"{table.fmt}: {listing(errors, 3, quote=False, sep='; ')}")
                 continue
         return Check(True, f"{table.fmt} table with {plural(n, 'data row')}")
     return Check(False, "; ".join(problems))
@@ -596,9 +495,7 @@ def table_output(response: str, params: Mapping[str, Any]) -> Check:
 def _list_format_check(params: Mapping[str, Any]) -> str | None:
     if not params["allow_numbered"] and not params["allow_bullets"]:
         return "allow_numbered and allow_bullets are both false: no list format is accepted"
-    if params["min_items"] < 1:
-        return f"min_items must be >= 1, got {params['min_items']}"
-    return None
+    return at_least_error(params, "min_items", 1)
 
 
 @register(
@@ -657,10 +554,6 @@ def _undecorate(text: str) -> str:
     return value
 
 
-def _closed_set_check(params: Mapping[str, Any]) -> str | None:
-    return _nonempty_strings("allowed_options", params["allowed_options"])
-
-
 @register(
     "closed_set_option_output",
     source=SOURCE,
@@ -671,7 +564,7 @@ def _closed_set_check(params: Mapping[str, Any]) -> str | None:
         Param("allow_explanation", "bool", default=False, help="text may follow the chosen option"),
         Param("ignore_case", "bool", default=True, help="compare options case-insensitively"),
     ],
-    params_check=_closed_set_check,
+    params_check=nonempty_strings_check("allowed_options"),
     description="Answer with exactly one of: {allowed_options}.",
 )
 def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
@@ -703,14 +596,14 @@ def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
         if head is None:
             continue
         rest = lead[head.end() :]
-        if rest and _is_word_char(rest[0]) and _is_word_char(opt[-1]):
+        if rest and is_latin_word_char(rest[0]) and is_latin_word_char(opt[-1]):
             continue
         if not _undecorate(rest):
             return Check(True, f"answer {option!r} is an allowed option")
         if not params["allow_explanation"]:
             return Check(
                 False,
-                f"answer starts with option {option!r} but adds {_short(rest)}; explanations are not allowed",
+                f"answer starts with option {option!r} but adds {excerpt(rest)}; explanations are not allowed",
             )
         tail = _fold(rest.lstrip(_DECORATION + " "), ic)
         for other in by_len:
@@ -723,7 +616,7 @@ def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
             ):
                 return Check(False, f"answer names more than one option ({option!r} and {other!r})")
         return Check(True, f"answer starts with allowed option {option!r}, followed by an explanation")
-    return Check(False, f"answer {_short(text)} is not one of the allowed options {options}")
+    return Check(False, f"answer {excerpt(text)} is not one of the allowed options {options}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -839,20 +732,6 @@ def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
 # --------------------------------------------------------------------------------------------
 
 
-def _required_keywords_check(params: Mapping[str, Any]) -> str | None:
-    problem = _nonempty_strings("keywords", params["keywords"])
-    if problem:
-        return problem
-    lo, hi = params["min_occurrences"], params["max_occurrences"]
-    if lo < 0:
-        return f"min_occurrences must be >= 0, got {lo}"
-    if hi is not None and hi < lo:
-        return f"max_occurrences ({hi}) is less than min_occurrences ({lo})"
-    if lo == 0 and hi is None:
-        return "min_occurrences 0 without max_occurrences accepts any response"
-    return None
-
-
 @register(
     "required_keyword_inclusion",
     source=SOURCE,
@@ -865,7 +744,10 @@ def _required_keywords_check(params: Mapping[str, Any]) -> str | None:
         Param("max_occurrences", "int", nullable=True, help="maximum occurrences of each keyword"),
         Param("ignore_case", "bool", default=True, help="match case-insensitively"),
     ],
-    params_check=_required_keywords_check,
+    params_check=all_checks(
+        nonempty_strings_check("keywords"),
+        bounds_check("min_occurrences", "max_occurrences", reject_unbounded=True),
+    ),
     description="Include the keyword(s) {keywords}.",
 )
 def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Check:
@@ -883,7 +765,7 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
         return EMPTY
     lo, hi = params["min_occurrences"], params["max_occurrences"]
     expected = bounds_text(lo, hi)
-    counts = {k: _count_keyword(text, k, params["ignore_case"]) for k in params["keywords"]}
+    counts = {k: count_phrase(text, k, ignore_case=params["ignore_case"]) for k in params["keywords"]}
     bad = {k: n for k, n in counts.items() if not in_bounds(n, lo, hi)}
     good = [k for k in counts if k not in bad]
     detail = ", ".join(f"{k!r} {plural(n, 'time')}" for k, n in bad.items())
@@ -896,10 +778,6 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
     return Check(False, f"no keyword occurs {expected} times: {detail}")
 
 
-def _forbidden_keywords_check(params: Mapping[str, Any]) -> str | None:
-    return _nonempty_strings("keywords", params["keywords"])
-
-
 @register(
     "forbidden_keyword_exclusion",
     source=SOURCE,
@@ -909,7 +787,7 @@ def _forbidden_keywords_check(params: Mapping[str, Any]) -> str | None:
         Param("keywords", "list[str]", required=True, help="words or phrases that must not appear"),
         Param("ignore_case", "bool", default=True, help="match case-insensitively"),
     ],
-    params_check=_forbidden_keywords_check,
+    params_check=nonempty_strings_check("keywords"),
     description="Do not use the word(s) {keywords}.",
 )
 def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Check:
@@ -921,7 +799,7 @@ def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Che
     text = _target(response)
     if not text:
         return EMPTY
-    counts = {k: _count_keyword(text, k, params["ignore_case"]) for k in params["keywords"]}
+    counts = {k: count_phrase(text, k, ignore_case=params["ignore_case"]) for k in params["keywords"]}
     found = {k: n for k, n in counts.items() if n}
     if found:
         detail = ", ".join(f"{k!r} ({plural(n, 'time')})" for k, n in found.items())
@@ -941,13 +819,13 @@ def _value_format_check(params: Mapping[str, Any]) -> str | None:
     if not patterns and not values:
         return "give allowed_patterns and/or allowed_values (both are empty)"
     for i, pattern in enumerate(patterns or []):
-        error = _regex_error(pattern, params["ignore_case"])
+        error = regex_error(pattern, f"allowed_patterns[{i}]", ignore_case=params["ignore_case"])
         if error:
-            return f"allowed_patterns[{i}] {pattern!r} is not a valid regex: {error}"
+            return error
     sep = params["separator_pattern"]
-    error = _regex_error(sep)
+    error = regex_error(sep, "separator_pattern")
     if error:
-        return f"separator_pattern {sep!r} is not a valid regex: {error}"
+        return error
     if re.fullmatch(sep, ""):
         return f"separator_pattern {sep!r} matches the empty string"
     return None
@@ -1007,16 +885,16 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     lenient = params["allow_multiple"] and not full
     allowed = []
     if params["allowed_values"]:
-        allowed.append(f"values {_listing(params['allowed_values'])}")
+        allowed.append(f"values {listing(params['allowed_values'], 5)}")
     if params["allowed_patterns"]:
-        allowed.append(f"patterns {_listing(params['allowed_patterns'])}")
+        allowed.append(f"patterns {listing(params['allowed_patterns'], 5)}")
     allowed_text = " or ".join(allowed)
     if lenient:
         if matched:
             return Check(True, f"{len(matched)} of {plural(len(items), 'value')} match the format")
         return Check(False, f"no value matches {allowed_text}")
     if unmatched:
-        shown = ", ".join(_short(u, 30) for u in unmatched[:3])
+        shown = ", ".join(excerpt(u, 30) for u in unmatched[:3])
         more = f" (+{len(unmatched) - 3} more)" if len(unmatched) > 3 else ""
         how = "fully match" if full else "match"
         return Check(
@@ -1031,19 +909,13 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
 # --------------------------------------------------------------------------------------------
 
 
-def _label_check(params: Mapping[str, Any]) -> str | None:
-    return _nonempty_strings("allowed_labels", params["allowed_labels"])
-
-
 def _labels_in(item: str, labels: list[str], ignore_case: bool) -> list[str]:
     """Allowed labels mentioned in ``item``, longest first, non-overlapping, each once."""
-    hay = _fold(_squash(normalize_quotes(item)), ignore_case)
     taken: list[tuple[int, int]] = []
     found: list[str] = []
     for label in sorted(labels, key=len, reverse=True):
-        needle = _fold(_squash(normalize_quotes(label)), ignore_case)
-        for start in _find_phrase(hay, needle):
-            end = start + len(needle)
+        for hit in find_phrase(item, label, ignore_case=ignore_case):
+            start, end = hit.span()
             if any(start < e and s < end for s, e in taken):
                 continue
             taken.append((start, end))
@@ -1062,7 +934,7 @@ def _labels_in(item: str, labels: list[str], ignore_case: bool) -> list[str]:
         Param("ignore_case", "bool", default=True, help="compare labels case-insensitively"),
         Param("allow_duplicates", "bool", default=True, help="a label may label more than one entry"),
     ],
-    params_check=_label_check,
+    params_check=nonempty_strings_check("allowed_labels"),
     description="Use only the labels {allowed_labels}.",
 )
 def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
@@ -1097,18 +969,18 @@ def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
             key = _fold(label, ic)
             uses[key] = uses.get(key, 0) + 1
     if outside:
-        shown = ", ".join(_short(o, 30) for o in outside[:3])
+        shown = ", ".join(excerpt(o, 30) for o in outside[:3])
         more = f" (+{len(outside) - 3} more)" if len(outside) > 3 else ""
         return Check(
             False,
-            f"{len(outside)} of {_entries(len(items))} ({how}) use no allowed label "
-            f"{_listing(labels)}: {shown}{more}",
+            f"{len(outside)} of {plural(len(items), 'entry')} ({how}) use no allowed label "
+            f"{listing(labels, 5)}: {shown}{more}",
         )
     dupes = {k: n for k, n in uses.items() if n > 1}
     if dupes and not params["allow_duplicates"]:
         detail = ", ".join(f"{k!r} used {n} times" for k, n in dupes.items())
         return Check(False, f"duplicate labels are not allowed: {detail}")
-    return Check(True, f"all {_entries(len(items))} ({how}) use allowed labels")
+    return Check(True, f"all {plural(len(items), 'entry')} ({how}) use allowed labels")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1121,7 +993,8 @@ _APOSTROPHES = "'’‘`´"
 def _speech_norm(text: str, *, quotes: bool, whitespace: bool, ignore_case: bool) -> str:
     """Punctuation dropped (except an apostrophe between letters), then per-flag normalisation."""
     if quotes:
-        text = normalize_quotes(text).translate(_EXTRA_QUOTES)
+        # the released scorer also folds guillemets, backtick and acute accent used as quotes
+        text = normalize_quotes(text, extended=True)
     kept: list[str] = []
     for i, ch in enumerate(text):
         if unicodedata.category(ch).startswith("P"):
@@ -1130,12 +1003,12 @@ def _speech_norm(text: str, *, quotes: bool, whitespace: bool, ignore_case: bool
                 continue
         kept.append(ch)
     value = "".join(kept)
-    value = _squash(value) if whitespace else value.strip()
+    value = squash_whitespace(value) if whitespace else value.strip()
     return _fold(value, ignore_case)
 
 
 def _quoted_segments(text: str) -> list[str]:
-    plain = normalize_quotes(text).translate(_EXTRA_QUOTES)
+    plain = normalize_quotes(text, extended=True)
     segments = re.findall(r'"([^"\n]+)"', plain) + re.findall(r"(?<!\w)'([^'\n]+)'(?!\w)", plain)
     return [s.strip() for s in segments if s.strip()]
 
@@ -1186,11 +1059,11 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     flags = {"quotes": params["normalize_quotes"], "whitespace": params["normalize_whitespace"]}
     expected = _speech_norm(params["expected_utterance"], ignore_case=params["ignore_case"], **flags)
     hay = _speech_norm(text, ignore_case=params["ignore_case"], **flags)
-    if _find_phrase(hay, expected):
-        return Check(True, f"utterance {_short(params['expected_utterance'])} found verbatim")
-    if not params["ignore_case"] and _find_phrase(hay.casefold(), expected.casefold()):
+    if find_phrase(hay, expected, normalize=False):
+        return Check(True, f"utterance {excerpt(params['expected_utterance'])} found verbatim")
+    if not params["ignore_case"] and find_phrase(hay, expected, ignore_case=True, normalize=False):
         return Check(
-            False, f"utterance {_short(params['expected_utterance'])} found only with different letter case"
+            False, f"utterance {excerpt(params['expected_utterance'])} found only with different letter case"
         )
     candidates = _quoted_segments(text) or [ln.strip() for ln in nonblank_lines(text)]
     plain_expected = _speech_norm(
@@ -1203,8 +1076,8 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
         ).ratio()
         if ratio > best_ratio:
             best, best_ratio = cand, ratio
-    hint = f"; closest: {_short(best, 60)}" if best_ratio >= 0.5 else ""
-    return Check(False, f"utterance {_short(params['expected_utterance'], 60)} not found verbatim{hint}")
+    hint = f"; closest: {excerpt(best, 60)}" if best_ratio >= 0.5 else ""
+    return Check(False, f"utterance {excerpt(params['expected_utterance'], 60)} not found verbatim{hint}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1283,14 +1156,13 @@ def _builtin_spans(text: str, flags: int) -> list[tuple[int, int, tuple[float, f
 
 def _span_check(params: Mapping[str, Any]) -> str | None:
     for i, pattern in enumerate(params["custom_patterns"] or []):
-        error = _regex_error(pattern, params["ignore_case"])
+        error = regex_error(pattern, f"custom_patterns[{i}]", ignore_case=params["ignore_case"])
         if error:
-            return f"custom_patterns[{i}] {pattern!r} is not a valid regex: {error}"
+            return error
+    problem = bounds_error(params, "min_spans", "max_spans")
+    if problem:
+        return problem
     lo, hi, exact = params["min_spans"], params["max_spans"], params["expected_span_count"]
-    if lo < 0:
-        return f"min_spans must be >= 0, got {lo}"
-    if hi is not None and hi < lo:
-        return f"max_spans ({hi}) is less than min_spans ({lo})"
     if exact is not None and not in_bounds(exact, lo, hi):
         return f"expected_span_count {exact} is outside min_spans/max_spans ({bounds_text(lo, hi)})"
     return None
@@ -1342,7 +1214,7 @@ def span_localization(response: str, params: Mapping[str, Any]) -> Check:
                 continue
             # A custom match that is also a built-in span gets the same key, so it counts once.
             inner = _builtin_spans(m.group(0), flags)
-            key = inner[0][2] if inner else _fold(_squash(m.group(0)), params["ignore_case"])
+            key = inner[0][2] if inner else _fold(squash_whitespace(m.group(0)), params["ignore_case"])
             hits.append((m.start(), m.end(), key))
     hits.sort(key=lambda h: (h[0], -(h[1] - h[0])))
     keys: list[Any] = []

@@ -61,21 +61,39 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from verifiers.registry import Check, Param, register, register_judge
+from verifiers.registry import (
+    Check,
+    Param,
+    all_checks,
+    at_least_error,
+    bounds_check,
+    bounds_error,
+    nonblank_check,
+    nonblank_error,
+    nonempty_strings_check,
+    nonempty_strings_error,
+    regex_error,
+    register,
+    register_judge,
+)
 from verifiers.text import (
     bounds_text,
     cjk_length,
+    count_phrase,
     count_words,
+    excerpt,
     has_cjk,
     in_bounds,
     is_empty,
     list_items,
+    listing,
     nonblank_lines,
     normalize_quotes,
     plural,
     split_paragraphs,
     split_sentences,
     strip_code_fences,
+    table_cells,
 )
 
 SOURCE = "vsysbench"
@@ -93,43 +111,12 @@ _EMPTY = Check(False, "empty response")
 
 
 # ----------------------------------------------------------------------------------------------
-# Private helpers (candidates for verifiers.text if another module needs them)
-
-
-def _snip(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+# Private helpers (shared text matching lives in verifiers.text, param checks in verifiers.registry)
 
 
 @lru_cache(maxsize=256)
 def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
-
-
-def _regex_error(pattern: Any, name: str = "pattern") -> str | None:
-    if not isinstance(pattern, str) or not pattern:
-        return f"{name} must be a non-empty regular expression"
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        return f"{name} {pattern!r} is not a valid regular expression: {exc}"
-    return None
-
-
-@lru_cache(maxsize=256)
-def _term_regex(term: str, ignore_case: bool, plurals: bool = False) -> re.Pattern[str]:
-    """Whole-word pattern for Latin-script terms, plain substring for terms containing CJK."""
-    term = normalize_quotes(term.strip())
-    flags = re.IGNORECASE if ignore_case else 0
-    if has_cjk(term):
-        return re.compile(re.escape(term), flags)
-    body = r"\s+".join(re.escape(part) for part in term.split())
-    suffix = "(?:e?s)?" if plurals else ""
-    return re.compile(rf"(?<!\w){body}{suffix}(?!\w)", flags)
-
-
-def _count_term(text: str, term: str, ignore_case: bool, plurals: bool = False) -> int:
-    return len(_term_regex(term, ignore_case, plurals).findall(normalize_quotes(text)))
 
 
 def _norm_key(key: Any) -> str:
@@ -153,16 +140,11 @@ def _mapping_keys(obj: Mapping[Any, Any]) -> list[str]:
     return keys
 
 
-def _list_text(values: list[str]) -> str:
-    return ", ".join(repr(v) for v in values)
-
-
 # ----------------------------------------------------------------------------------------------
 # Format: Structured Output
 
 _STRUCTURED_FORMATS = ("json", "yaml", "xml", "csv", "markdown_table")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
-_PIPE = re.compile(r"(?<!\\)\|")
 
 
 def _missing_keys(found: list[str], required: list[str], *, loose: bool) -> list[str]:
@@ -175,15 +157,6 @@ def _missing_keys(found: list[str], required: list[str], *, loose: bool) -> list
 
 def _norm_header(cell: str) -> str:
     return " ".join(cell.strip().strip("*_`").split()).casefold()
-
-
-def _table_cells(line: str) -> list[str]:
-    line = line.strip()
-    if line.startswith("|"):
-        line = line[1:]
-    if line.endswith("|") and not line.endswith("\\|"):
-        line = line[:-1]
-    return [c.strip() for c in _PIPE.split(line)]
 
 
 def _parse_structured(text: str, fmt: str) -> tuple[str | None, list[str]]:
@@ -228,22 +201,15 @@ def _parse_structured(text: str, fmt: str) -> tuple[str | None, list[str]]:
         return f"{plural(len(lines), 'line')}, expected a Markdown table (header, separator, rows)", []
     not_row = next((ln for ln in lines if "|" not in ln), None)
     if not_row is not None:
-        return f"line {_snip(not_row)} is not a table row (the response must be only the table)", []
+        return f"line {excerpt(not_row)} is not a table row (the response must be only the table)", []
     if not _TABLE_SEPARATOR.match(lines[1].strip()):
-        return f"second line {_snip(lines[1])} is not a separator row like '| --- | --- |'", []
-    header = _table_cells(lines[0])
+        return f"second line {excerpt(lines[1])} is not a separator row like '| --- | --- |'", []
+    header = table_cells(lines[0])
     for i, line in enumerate([lines[1], *lines[2:]], start=2):
-        n = len(_table_cells(line))
+        n = len(table_cells(line))
         if n != len(header):
             return f"table line {i} has {n} cells, the header has {len(header)}", []
     return None, header
-
-
-def _structured_params_check(p: Mapping[str, Any]) -> str | None:
-    keys = p.get("required_keys")
-    if keys is not None and (not keys or any(not k.strip() for k in keys)):
-        return "required_keys must be a non-empty list of non-empty names (or omitted)"
-    return None
 
 
 @register(
@@ -261,7 +227,7 @@ def _structured_params_check(p: Mapping[str, Any]) -> str | None:
         ),
     ],
     description="Output the response strictly as {format}.",
-    params_check=_structured_params_check,
+    params_check=nonempty_strings_check("required_keys", allow_none=True),
 )
 def vsys_structured_output(response: str, params: Mapping[str, Any]) -> Check:
     """The whole response (one code fence stripped) parses as ``format`` and has ``required_keys``.
@@ -279,13 +245,13 @@ def vsys_structured_output(response: str, params: Mapping[str, Any]) -> Check:
     if required:
         if fmt in ("json", "yaml") and found == ["<array>"]:
             return Check(
-                False, f"{fmt} top level is an array, expected an object with keys {_list_text(required)}"
+                False, f"{fmt} top level is an array, expected an object with keys {listing(required)}"
             )
         missing = _missing_keys(found, required, loose=fmt in ("csv", "markdown_table"))
         if missing:
             what = {"xml": "element(s)", "csv": "column(s)", "markdown_table": "column(s)"}.get(fmt, "key(s)")
-            return Check(False, f"{fmt} lacks required {what} {_list_text(missing)}")
-    return Check(True, f"valid {fmt}" + (f" with {_list_text(required)}" if required else ""))
+            return Check(False, f"{fmt} lacks required {what} {listing(missing)}")
+    return Check(True, f"valid {fmt}" + (f" with {listing(required)}" if required else ""))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -349,12 +315,13 @@ def _sections(text: str, style: str, pattern: str | None) -> tuple[str, list[tup
 
 
 def _template_params_check(p: Mapping[str, Any]) -> str | None:
-    if p["section_count"] < 1:
-        return f"section_count must be at least 1, got {p['section_count']}"
+    problem = at_least_error(p, "section_count", 1)
+    if problem:
+        return problem
     if p["marker"] == "custom":
         if p.get("pattern") is None:
             return "marker 'custom' needs a pattern (a regex matched at the start of each line)"
-        problem = _regex_error(p["pattern"])
+        problem = regex_error(p["pattern"])
         if problem:
             return problem
     elif p.get("pattern") is not None:
@@ -392,23 +359,23 @@ def vsys_template_sections(response: str, params: Mapping[str, Any]) -> Check:
     hint = _MARKER_HINT.get(style, f"pattern {params.get('pattern')!r}")
     titles = [t for t, _ in sections]
     if len(sections) != n:
-        found = f" ({_list_text(titles)})" if titles else ""
+        found = f" ({listing(titles)})" if titles else ""
         return Check(
             False, f"{plural(len(sections), 'section')} opened by {hint}{found}, expected exactly {n}"
         )
     if preamble and not params["allow_preamble"]:
         return Check(
-            False, f"text before the first section: {_snip(preamble)}; start with the first {hint} marker"
+            False, f"text before the first section: {excerpt(preamble)}; start with the first {hint} marker"
         )
     empty = [t for t, body in sections if not body]
     if empty:
-        return Check(False, f"section(s) {_list_text(empty)} have no content")
+        return Check(False, f"section(s) {listing(empty)} have no content")
     expected = params.get("section_titles")
     if expected:
         for i, (got, want) in enumerate(zip(titles, expected), start=1):
             if _norm_title(got) != _norm_title(want):
                 return Check(False, f"section {i} is titled {got!r}, expected {want!r}")
-    return Check(True, f"{plural(n, 'section')} opened by {hint}: {_list_text(titles)}")
+    return Check(True, f"{plural(n, 'section')} opened by {hint}: {listing(titles)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -436,17 +403,11 @@ def _measure(text: str, unit: str, count_whitespace: bool) -> int:
 
 
 def _length_params_check(p: Mapping[str, Any]) -> str | None:
-    n, m = p["n"], p.get("m")
-    if n < 1:
-        return f"n must be at least 1, got {n}"
-    if p["relation"] == "between":
-        if m is None:
-            return "relation 'between' needs m (the upper bound)"
-        if m < n:
-            return f"m ({m}) must be at least n ({n})"
-    elif m is not None:
+    if p["relation"] == "between" and p.get("m") is None:
+        return "relation 'between' needs m (the upper bound)"
+    if p["relation"] != "between" and p.get("m") is not None:
         return f"m is only used with relation 'between', not {p['relation']!r}"
-    return None
+    return bounds_error(p, "n", "m", minimum=1)
 
 
 @register(
@@ -629,13 +590,11 @@ def _frontmatter(lines: list[str]) -> tuple[int, list[str]] | None:
 
 
 def _metadata_params_check(p: Mapping[str, Any]) -> str | None:
-    fields = p["required_fields"]
-    if not fields or any(not f.strip() for f in fields):
-        return "required_fields must be a non-empty list of non-empty field names"
+    problem = nonempty_strings_error("required_fields", p["required_fields"]) or nonblank_error(p, "marker")
+    if problem:
+        return problem
     if p["position"] == "yaml_frontmatter" and p.get("encoding") not in (None, "yaml_block"):
         return f"position 'yaml_frontmatter' implies encoding 'yaml_block', got {p['encoding']!r}"
-    if p.get("marker") is not None and not p["marker"].strip():
-        return "marker must be non-empty when given"
     if p.get("marker") is not None and p["position"] == "yaml_frontmatter":
         return "marker is not used with position 'yaml_frontmatter' (the block is delimited by '---')"
     return None
@@ -681,7 +640,7 @@ def vsys_metadata_injection(response: str, params: Mapping[str, Any]) -> Check:
         if found is None:
             return Check(
                 False,
-                f"no YAML front matter ('---', key: value lines, '---') at the start; starts with {_snip(lines[0])}",
+                f"no YAML front matter ('---', key: value lines, '---') at the start; starts with {excerpt(lines[0])}",
             )
     elif position == "top":
         found = parse(lines, 0, marker)
@@ -713,9 +672,9 @@ def vsys_metadata_injection(response: str, params: Mapping[str, Any]) -> Check:
     keys = found[1]
     missing = [f for f in params["required_fields"] if not _field_present(f, keys, encoding)]
     if missing:
-        have = f"; it has {_list_text(keys)}" if keys else ""
-        return Check(False, f"{label} lacks field(s) {_list_text(missing)}{have}")
-    return Check(True, f"{label} at {position} with {_list_text(params['required_fields'])}")
+        have = f"; it has {listing(keys)}" if keys else ""
+        return Check(False, f"{label} lacks field(s) {listing(missing)}{have}")
+    return Check(True, f"{label} at {position} with {listing(params['required_fields'])}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -782,18 +741,14 @@ def _tagging_params_check(p: Mapping[str, Any]) -> str | None:
     if syntax == "custom":
         if p.get("pattern") is None:
             return "syntax 'custom' needs pattern (a regex; group 1, if any, is the tag value)"
-        problem = _regex_error(p["pattern"])
+        problem = regex_error(p["pattern"])
         if problem:
             return problem
     elif p.get("pattern") is not None:
         return f"pattern is only used with syntax 'custom', not {syntax!r}"
     if syntax != "xml_tag" and p.get("tag_name") is not None:
         return f"tag_name is only used with syntax 'xml_tag', not {syntax!r}"
-    if p["min_tags"] < 1:
-        return f"min_tags must be at least 1, got {p['min_tags']}"
-    if p.get("max_tags") is not None and p["max_tags"] < p["min_tags"]:
-        return f"max_tags ({p['max_tags']}) must be at least min_tags ({p['min_tags']})"
-    return None
+    return bounds_error(p, "min_tags", "max_tags", minimum=1)
 
 
 @register(
@@ -843,7 +798,7 @@ def vsys_dynamic_tagging(response: str, params: Mapping[str, Any]) -> Check:
         )
         edge = text[-40:] if position == "end" else text[:40]
         tail = (
-            f"; the response {'ends' if position == 'end' else 'starts'} with {_snip(edge)}"
+            f"; the response {'ends' if position == 'end' else 'starts'} with {excerpt(edge)}"
             if not run and position != "anywhere"
             else ""
         )
@@ -856,8 +811,8 @@ def vsys_dynamic_tagging(response: str, params: Mapping[str, Any]) -> Check:
         have = {_norm_tag(v, params["ignore_case"]) for v in values}
         missing = [t for t in required if _norm_tag(t, params["ignore_case"]) not in have]
         if missing:
-            return Check(False, f"missing tag(s) {_list_text(missing)}{where}; found {_list_text(values)}")
-    return Check(True, f"{plural(len(run), kind)}{where}: {_list_text(values)}")
+            return Check(False, f"missing tag(s) {listing(missing)}{where}; found {listing(values)}")
+    return Check(True, f"{plural(len(run), kind)}{where}: {listing(values)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -903,8 +858,9 @@ def _bilingual_params_check(p: Mapping[str, Any]) -> str | None:
     parts = _PLACEHOLDER.split(template)
     if not parts[2].strip():
         return f"delimiter_format {template!r} has no delimiter between {{l1}} and {{l2}}"
-    if p["min_pairs"] < 1:
-        return f"min_pairs must be at least 1, got {p['min_pairs']}"
+    problem = at_least_error(p, "min_pairs", 1)
+    if problem:
+        return problem
     for pair in p.get("pairs") or []:
         if not (
             isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, str) and v.strip() for v in pair)
@@ -966,13 +922,6 @@ def vsys_bilingual_mapping(response: str, params: Mapping[str, Any]) -> Check:
 # Content Control: Content Inclusion (rule-checkable forms) and Content Exclusion
 
 
-def _affix_params_check(name: str) -> Any:
-    def check(p: Mapping[str, Any]) -> str | None:
-        return f"{name} must be a non-empty string" if not p[name].strip() else None
-
-    return check
-
-
 def _affix(response: str, params: Mapping[str, Any], name: str) -> Check:
     if is_empty(response):
         return _EMPTY
@@ -984,7 +933,7 @@ def _affix(response: str, params: Mapping[str, Any], name: str) -> Check:
     if ok:
         return Check(True, f"{'starts' if at_start else 'ends'} with {want!r}")
     edge = text[: len(want) + 10] if at_start else text[-(len(want) + 10) :]
-    return Check(False, f"response {'starts' if at_start else 'ends'} with {_snip(edge)}, expected {want!r}")
+    return Check(False, f"response {'starts' if at_start else 'ends'} with {excerpt(edge)}, expected {want!r}")
 
 
 @register(
@@ -997,7 +946,7 @@ def _affix(response: str, params: Mapping[str, Any], name: str) -> Check:
         Param("ignore_case", "bool", default=False),
     ],
     description="Always begin your response with the exact prefix: {prefix}",
-    params_check=_affix_params_check("prefix"),
+    params_check=nonblank_check("prefix"),
 )
 def vsys_required_prefix(response: str, params: Mapping[str, Any]) -> Check:
     """The response, leading whitespace stripped, starts with ``prefix`` (quotes normalised).
@@ -1017,7 +966,7 @@ def vsys_required_prefix(response: str, params: Mapping[str, Any]) -> Check:
         Param("ignore_case", "bool", default=False),
     ],
     description="Always end your response with the exact text: {suffix}",
-    params_check=_affix_params_check("suffix"),
+    params_check=nonblank_check("suffix"),
 )
 def vsys_required_suffix(response: str, params: Mapping[str, Any]) -> Check:
     """The response, trailing whitespace stripped, ends with ``suffix`` (quotes normalised).
@@ -1025,12 +974,6 @@ def vsys_required_suffix(response: str, params: Mapping[str, Any]) -> Check:
     Example: ``{"suffix": "- VisionBot"}`` passes ``"Two cats.\\n- VisionBot"``.
     """
     return _affix(response, params, "suffix")
-
-
-def _blacklist_params_check(p: Mapping[str, Any]) -> str | None:
-    if not p["words"] or any(not w.strip() for w in p["words"]):
-        return "words must be a non-empty list of non-empty words"
-    return None
 
 
 @register(
@@ -1044,7 +987,7 @@ def _blacklist_params_check(p: Mapping[str, Any]) -> str | None:
         Param("match_plurals", "bool", default=False, help="also forbid word+s / word+es"),
     ],
     description="You are strictly prohibited from using the words {words}.",
-    params_check=_blacklist_params_check,
+    params_check=nonempty_strings_check("words"),
 )
 def vsys_word_blacklist(response: str, params: Mapping[str, Any]) -> Check:
     """None of ``words`` occurs (whole words for Latin script, substrings for CJK).
@@ -1054,25 +997,13 @@ def vsys_word_blacklist(response: str, params: Mapping[str, Any]) -> Check:
     if is_empty(response):
         return _EMPTY
     hits = [
-        (w, _count_term(response, w, params["ignore_case"], params["match_plurals"])) for w in params["words"]
+        (w, count_phrase(response, w, ignore_case=params["ignore_case"], plurals=params["match_plurals"]))
+        for w in params["words"]
     ]
     used = [f"{w!r} ({n}x)" if n > 1 else repr(w) for w, n in hits if n]
     if used:
         return Check(False, f"uses forbidden word(s) {', '.join(used)}")
     return Check(True, f"none of {plural(len(hits), 'forbidden word')} used")
-
-
-def _frequency_params_check(p: Mapping[str, Any]) -> str | None:
-    lo, hi = p["min_occurrences"], p.get("max_occurrences")
-    if not p["keyword"].strip():
-        return "keyword must be a non-empty string"
-    if lo < 0 or (hi is not None and hi < 0):
-        return "occurrence bounds must not be negative"
-    if hi is not None and hi < lo:
-        return f"max_occurrences ({hi}) must be at least min_occurrences ({lo})"
-    if lo == 0 and hi is None:
-        return "min_occurrences 0 without max_occurrences constrains nothing"
-    return None
 
 
 @register(
@@ -1087,7 +1018,10 @@ def _frequency_params_check(p: Mapping[str, Any]) -> str | None:
         Param("ignore_case", "bool", default=True),
     ],
     description="Use the keyword {keyword} at least {min_occurrences} times.",
-    params_check=_frequency_params_check,
+    params_check=all_checks(
+        nonblank_check("keyword"),
+        bounds_check("min_occurrences", "max_occurrences", reject_unbounded=True),
+    ),
 )
 def vsys_keyword_frequency(response: str, params: Mapping[str, Any]) -> Check:
     """``keyword`` occurs min..max times (whole word for Latin script, substring for CJK).
@@ -1097,7 +1031,7 @@ def vsys_keyword_frequency(response: str, params: Mapping[str, Any]) -> Check:
     if is_empty(response):
         return _EMPTY
     keyword = params["keyword"]
-    n = _count_term(response, keyword, params["ignore_case"])
+    n = count_phrase(response, keyword, ignore_case=params["ignore_case"])
     lo, hi = params["min_occurrences"], params.get("max_occurrences")
     got = f"{keyword!r} appears {plural(n, 'time')}"
     if in_bounds(n, lo, hi):
@@ -1124,12 +1058,6 @@ def _tagged(unit: str, tags: list[str], placement: str) -> bool:
     return False
 
 
-def _source_params_check(p: Mapping[str, Any]) -> str | None:
-    if not p["tags"] or any(not t.strip() for t in p["tags"]):
-        return "tags must be a non-empty list of non-empty tags, e.g. ['[Visible]', '[External]']"
-    return None
-
-
 @register(
     "vsys_source_tags",
     source=SOURCE,
@@ -1150,7 +1078,7 @@ def _source_params_check(p: Mapping[str, Any]) -> str | None:
         Param("ignore_case", "bool", default=False),
     ],
     description="Tag every {granularity} with its source, one of {tags}.",
-    params_check=_source_params_check,
+    params_check=nonempty_strings_check("tags"),
 )
 def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     """Every sentence (or paragraph) ends with (or contains) one of ``tags``; headings are skipped.
@@ -1189,7 +1117,7 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
         return Check(
             False,
             f"{len(untagged)} of {len(units)} {granularity}s do not {how} a tag "
-            f"({_list_text(params['tags'])}); first: {_snip(untagged[0])}",
+            f"({listing(params['tags'])}); first: {excerpt(untagged[0])}",
         )
     return Check(True, f"all {plural(len(units), granularity)} tagged")
 
@@ -1230,16 +1158,12 @@ def _itemization_params_check(p: Mapping[str, Any]) -> str | None:
     if p["style"] == "id_codes":
         if p.get("pattern") is None:
             return "style 'id_codes' needs pattern, a regex whose group 1 is the number (e.g. 'OBJ-(\\d+)')"
-        problem = _regex_error(p["pattern"])
+        problem = regex_error(p["pattern"])
         if problem:
             return problem
     elif p.get("pattern") is not None:
         return f"pattern is only used with style 'id_codes', not {p['style']!r}"
-    if not p["label"].strip():
-        return "label must be non-empty"
-    if p.get("expected_count") is not None and p["expected_count"] < 1:
-        return f"expected_count must be at least 1, got {p['expected_count']}"
-    return None
+    return nonblank_error(p, "label") or at_least_error(p, "expected_count", 1)
 
 
 @register(

@@ -1,0 +1,352 @@
+"""Truth tables for the shared text primitives (verifiers.text) and param-check helpers
+(verifiers.registry) that the rule checkers of every benchmark module use."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifiers import constraints  # noqa: F401  (registers every checker)
+from verifiers.registry import (
+    REGISTRY,
+    at_least_error,
+    bounds_error,
+    nonblank_check,
+    nonblank_error,
+    nonempty_strings_check,
+    nonempty_strings_error,
+    regex_error,
+    run_checker,
+)
+from verifiers.text import (
+    count_phrase,
+    excerpt,
+    find_phrase,
+    flatten,
+    is_latin_word_char,
+    listing,
+    normalize_quotes,
+    phrase_pattern,
+    plural,
+    squash_whitespace,
+)
+
+# ------------------------------------------------------------------------------ phrase matching
+
+LATIN_WHOLE_WORD = [
+    ("The car is red.", "car", {}, 1),
+    ("A red carpet.", "car", {}, 0),
+    ("Some scar tissue.", "car", {}, 0),
+    ("The car-park is full.", "car", {}, 1),
+    ("car_park", "car", {}, 0),
+    ("car2 and 2car", "car", {}, 0),
+    ("New  York\ncity", "New York", {}, 1),
+    ("NewYork", "New York", {}, 0),
+    ("(car)", "car", {}, 1),
+    # boundaries apply only at edges that are word characters: "C++" may be followed by anything
+    ("C++ and C++x", "C++", {}, 2),
+    ("xC++", "C++", {}, 0),
+    ("A red carpet.", "car", {"whole_word": False}, 1),
+    ("Olé, olé!", "olé", {"ignore_case": True}, 2),
+]
+
+CJK_SUBSTRING = [
+    ("红色的车和红色的花", "红色", {}, 2),
+    ("我喜欢红色", "红", {}, 1),
+    ("東京タワー", "京タ", {}, 1),
+    ("红 色", "红色", {}, 0),
+    ("我喜欢红色", "绿色", {}, 0),
+    # CJK phrases are substrings even when whole_word is asked for
+    ("我喜欢红色的", "红色", {"whole_word": True}, 1),
+]
+
+LATIN_NEXT_TO_CJK = [
+    ("我用NASA数据", "NASA", {}, 1),
+    ("在Apple公司工作", "apple", {"ignore_case": True}, 1),
+    ("我用NASAX数据", "NASA", {}, 0),
+    ("NASA的NASA", "NASA", {}, 2),
+    ("用GPT-4写的", "GPT-4", {}, 1),
+    ("这是cat。", "cat", {}, 1),
+]
+
+CURLY_QUOTES = [
+    ("Don’t stop", "don't", {"ignore_case": True}, 1),
+    ("Don't stop", "Don’t", {}, 1),
+    ("He said “hello” twice", '"hello"', {}, 1),
+    ("the chef’s knife", "chef's", {}, 1),
+    # literal matching (callers that normalised both sides their own way) keeps quotes apart
+    ("Don’t stop", "Don't", {"normalize": False}, 0),
+]
+
+CASE_FLAGS = [
+    ("Safety first. SAFETY always.", "safety", {}, 0),
+    ("Safety first. SAFETY always.", "Safety", {}, 1),
+    ("Safety first. SAFETY always.", "safety", {"ignore_case": True}, 2),
+    ("NASA", "nasa", {}, 0),
+    ("NASA", "nasa", {"ignore_case": True}, 1),
+]
+
+COUNTING = [
+    ("a a a", "a", {}, 3),
+    ("aaa", "aa", {"whole_word": False}, 1),  # non-overlapping
+    ("the cat, the cats", "cat", {}, 1),
+    ("two cars and buses", "car", {"plurals": True}, 1),
+    ("two cars and buses", "bus", {"plurals": True}, 1),
+    ("a carpet", "car", {"plurals": True}, 0),
+    ("abc", "", {}, 0),
+    ("abc", "   ", {}, 0),
+    ("", "abc", {}, 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "flags", "expected"),
+    LATIN_WHOLE_WORD + CJK_SUBSTRING + LATIN_NEXT_TO_CJK + CURLY_QUOTES + CASE_FLAGS + COUNTING,
+)
+def test_count_phrase(text, phrase, flags, expected):
+    assert count_phrase(text, phrase, **flags) == expected
+    assert len(find_phrase(text, phrase, **flags)) == expected
+
+
+def test_find_phrase_offsets_are_offsets_in_the_original_text():
+    text = "“Hi” Bob, bob!"
+    hits = find_phrase(text, "bob", ignore_case=True)
+    assert [h.span() for h in hits] == [(5, 8), (10, 13)]
+    assert [text[h.start() : h.end()] for h in hits] == ["Bob", "bob"]
+
+
+def test_phrase_pattern_is_the_pattern_find_phrase_uses():
+    pattern = phrase_pattern("New York", ignore_case=True)
+    assert pattern.fullmatch("new   york")
+    assert not pattern.search("NewYorker")
+
+
+@pytest.mark.parametrize(
+    ("ch", "expected"),
+    [("a", True), ("Z", True), ("7", True), ("_", True), ("é", True), ("数", False), ("カ", False),
+     ("-", False), (" ", False), ("’", False)],
+)
+def test_is_latin_word_char(ch, expected):
+    assert is_latin_word_char(ch) is expected
+
+
+# The three benchmark modules count keywords through the same function, so they must agree.
+KEYWORD_TEXTS = [
+    "我用NASA数据, and NASA's archive.",
+    "Safety first. SAFETY always; unsafety never.",
+    "The “chef’s” knife; the chef's pan.",
+    "红色的车和红色的花",
+]
+
+
+@pytest.mark.parametrize("text", KEYWORD_TEXTS)
+@pytest.mark.parametrize("keyword", ["NASA", "safety", "chef's", "红色"])
+def test_benchmark_modules_agree_on_keyword_counts(text, keyword):
+    n = count_phrase(text, keyword, ignore_case=True)
+    vsys = run_checker(
+        REGISTRY.get("vsys_keyword_frequency"),
+        text,
+        {"keyword": keyword, "min_occurrences": n, "max_occurrences": n},
+    )
+    video = run_checker(
+        REGISTRY.get("required_keyword_inclusion"),
+        text,
+        {"keywords": [keyword], "min_occurrences": n, "max_occurrences": n, "ignore_case": True},
+    )
+    vcif = run_checker(
+        REGISTRY.get("lexical_diversity"), text, {"terms": [keyword], "max_occurrences": n}
+    )
+    assert (vsys.passed, video.passed, vcif.passed) == (True, True, True)
+    if n:
+        over = run_checker(
+            REGISTRY.get("lexical_diversity"), text, {"terms": [keyword], "max_occurrences": n - 1}
+        )
+        assert not over.passed
+
+
+# ------------------------------------------------------------------------------ normalisation
+
+
+@pytest.mark.parametrize(
+    ("text", "extended", "expected"),
+    [
+        ("“a”", False, '"a"'),
+        ("‘a’", False, "'a'"),
+        ("„a‟", False, '"a"'),
+        ("‚a‛", False, "'a'"),
+        ("«a»", False, "«a»"),
+        ("`a´", False, "`a´"),
+        ("«a»", True, '"a"'),
+        ("`a´", True, "'a'"),
+        ("“a” «b»", True, '"a" "b"'),
+        ("plain", True, "plain"),
+    ],
+)
+def test_normalize_quotes(text, extended, expected):
+    out = normalize_quotes(text, extended=extended)
+    assert out == expected
+    assert len(out) == len(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("  a\n\t b ", "a b"), ("a", "a"), ("", ""), ("\n\n", ""), ("a  b\u00a0c", "a b c")],
+)
+def test_squash_whitespace(text, expected):
+    assert squash_whitespace(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "ignore_case", "expected"),
+    [
+        ("  In  this “Video”", False, 'In this "Video"'),
+        ("  In  this “Video”", True, 'in this "video"'),
+        ("Straße", True, "strasse"),
+    ],
+)
+def test_flatten(text, ignore_case, expected):
+    assert flatten(text, ignore_case=ignore_case) == expected
+
+
+# ------------------------------------------------------------------------------ reason helpers
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "quote", "expected"),
+    [
+        ("short", 40, True, "'short'"),
+        ("a\n\n  b", 40, True, "'a b'"),
+        ("x" * 50, 10, True, repr("x" * 9 + "…")),
+        ("x" * 10, 10, True, repr("x" * 10)),
+        ("x" * 50, 10, False, "x" * 9 + "…"),
+        ("it's", 40, True, '"it\'s"'),
+    ],
+)
+def test_excerpt(text, limit, quote, expected):
+    assert excerpt(text, limit, quote=quote) == expected
+
+
+@pytest.mark.parametrize(
+    ("values", "kwargs", "expected"),
+    [
+        (["a", "b"], {}, "'a', 'b'"),
+        (["a", "b", "c"], {"limit": 2}, "'a', 'b' (+1 more)"),
+        (["a", "b"], {"limit": 5}, "'a', 'b'"),
+        (["x y", "z"], {"quote": False, "sep": "; "}, "x y; z"),
+        ([], {}, ""),
+    ],
+)
+def test_listing(values, kwargs, expected):
+    assert listing(values, **kwargs) == expected
+
+
+@pytest.mark.parametrize(
+    ("n", "unit", "form", "expected"),
+    [
+        (1, "entry", None, "1 entry"),
+        (2, "entry", None, "2 entries"),
+        (0, "entry", None, "0 entries"),
+        (2, "Entry", None, "2 Entries"),
+        (2, "day", None, "2 days"),
+        (2, "key", None, "2 keys"),
+        (2, "match", None, "2 matches"),
+        (2, "box", None, "2 boxes"),
+        (2, "bus", None, "2 buses"),
+        (2, "word", None, "2 words"),
+        (2, "data row", None, "2 data rows"),
+        (2, "distinct time span", None, "2 distinct time spans"),
+        (2, "criterion", "criteria", "2 criteria"),
+        (1, "criterion", "criteria", "1 criterion"),
+    ],
+)
+def test_plural(n, unit, form, expected):
+    assert plural(n, unit, form) == expected
+
+
+# ------------------------------------------------------------------------------ param checks
+
+
+@pytest.mark.parametrize(
+    ("params", "args", "kwargs", "fragment"),
+    [
+        ({"min_count": 1, "max_count": 5}, (), {}, None),
+        ({"min_count": 5, "max_count": 5}, (), {}, None),
+        ({"min_count": 5, "max_count": 2}, (), {}, "min_count (5) is greater than max_count (2)"),
+        ({"min_count": -1, "max_count": 2}, (), {}, "min_count must be >= 0, got -1"),
+        ({"min_count": None, "max_count": None}, (), {}, None),
+        ({"min_count": None, "max_count": None}, (), {"require_one": True}, "at least one of"),
+        ({"min_count": None, "max_count": 3}, (), {"require_one": True}, None),
+        ({"min_tags": 0}, ("min_tags", "max_tags"), {"minimum": 1}, "min_tags must be >= 1, got 0"),
+        ({"lo": 0}, ("lo", "hi"), {"reject_unbounded": True}, "accepts any response"),
+        ({"lo": 0, "hi": 2}, ("lo", "hi"), {"reject_unbounded": True}, None),
+    ],
+)
+def test_bounds_error(params, args, kwargs, fragment):
+    error = bounds_error(params, *args, **kwargs)
+    assert (error is None) if fragment is None else (fragment in error)
+
+
+@pytest.mark.parametrize(
+    ("params", "name", "minimum", "expected"),
+    [
+        ({"n": 0}, "n", 1, "n must be >= 1, got 0"),
+        ({"n": 1}, "n", 1, None),
+        ({"n": None}, "n", 1, None),
+        ({}, "n", 1, None),
+    ],
+)
+def test_at_least_error(params, name, minimum, expected):
+    assert at_least_error(params, name, minimum) == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "kwargs", "fragment"),
+    [
+        (r"\d+", {}, None),
+        (r"(?P<title>\w+):", {}, None),
+        ("[0-9", {}, "not a valid regular expression"),
+        ("*x", {"name": "custom"}, "custom '*x' is not a valid regular expression"),
+        ("", {}, "must be a non-empty regular expression"),
+        (None, {}, "must be a non-empty regular expression"),
+        ("abc", {"ignore_case": True}, None),
+    ],
+)
+def test_regex_error(pattern, kwargs, fragment):
+    error = regex_error(pattern, **kwargs)
+    assert (error is None) if fragment is None else (fragment in error)
+
+
+@pytest.mark.parametrize(
+    ("values", "allow_none", "expected"),
+    [
+        (["a", "b"], False, None),
+        ([], False, "keywords is empty: give a non-empty list"),
+        ([], True, "keywords is empty: give a non-empty list"),
+        (["a", " "], False, "keywords[1] is blank: give non-empty strings"),
+        (None, False, "keywords is required: give a non-empty list"),
+        (None, True, None),
+    ],
+)
+def test_nonempty_strings_error(values, allow_none, expected):
+    assert nonempty_strings_error("keywords", values, allow_none=allow_none) == expected
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"prefix": "Step"}, None),
+        ({"prefix": "  "}, "prefix must not be empty: give a non-empty string"),
+        ({"prefix": None}, None),
+        ({}, None),
+    ],
+)
+def test_nonblank_error(params, expected):
+    assert nonblank_error(params, "prefix") == expected
+
+
+def test_param_check_factories():
+    assert nonempty_strings_check("tags")({"tags": ["a"]}) is None
+    assert nonempty_strings_check("tags")({"tags": []}) == "tags is empty: give a non-empty list"
+    assert nonempty_strings_check("tags")({}) == "tags is required: give a non-empty list"
+    assert nonempty_strings_check("tags", allow_none=True)({"tags": None}) is None
+    assert nonblank_check("a", "b")({"a": "x", "b": "y"}) is None
+    assert nonblank_check("a", "b")({"a": " ", "b": ""}) == "a must not be empty: give a non-empty string"
