@@ -82,7 +82,7 @@ def test_all_ids_registered_with_their_param_names():
     for type_id, names in IDS.items():
         ctype = REGISTRY.get(type_id)
         assert ctype.source == "video_ifbench"
-        assert ctype.route == "rule"
+        assert ctype.route == "hybrid"
         assert set(ctype.param_names) == names, type_id
         required = {p.name for p in ctype.params if p.required}
         assert required == REQUIRED.get(type_id, set()), type_id

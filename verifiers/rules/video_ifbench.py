@@ -8,6 +8,11 @@ counted by :func:`verifiers.text.words` (CJK characters are not words) and ``zh_
 every non-space character; paragraphs split on blank lines. An empty or whitespace-only response
 fails every checker here.
 
+Route: hybrid. Video-IFBench's released annotations carry no parameters, only the checklist
+query; its scorer has an LLM extract them before the function judge runs. That is ifpo's hybrid
+route: items that state the params are checked directly, imported ones get them extracted by the
+judge (validated against the spec, recorded in the verdict).
+
 The released scorer runs on a span an LLM extracted from the response; ifpo's rule route sees the
 whole response, so where the scorer compares the span for equality ifpo looks for the required
 thing *inside* the response (verbatim speech), and list-like parsing skips intro lines such as
@@ -57,6 +62,8 @@ from verifiers.text import (
     strip_code_fences,
     table_cells,
 )
+
+ROUTE = "hybrid"  # see the module docstring
 
 SOURCE = "video_ifbench"
 EMPTY = Check(False, "empty response")
@@ -266,7 +273,7 @@ def _json_params_check(params: Mapping[str, Any]) -> str | None:
     "structured_json_output",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param(
             "top_level",
@@ -416,7 +423,7 @@ def _table_params_check(params: Mapping[str, Any]) -> str | None:
     "table_output",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param(
             "allowed_formats",
@@ -502,7 +509,7 @@ def _list_format_check(params: Mapping[str, Any]) -> str | None:
     "ordered_list_output",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("min_items", "int", default=1, help="minimum number of list items"),
         Param("allow_numbered", "bool", default=True, help="numbered items ('1.', '2)') count"),
@@ -558,7 +565,7 @@ def _undecorate(text: str) -> str:
     "closed_set_option_output",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("allowed_options", "list[str]", required=True, help="the options the answer must be one of"),
         Param("allow_explanation", "bool", default=False, help="text may follow the chosen option"),
@@ -641,7 +648,7 @@ _CHAR_UNITS = (
     "response_length_constraint",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("min_count", "int", required=True, help="inclusive lower bound"),
         Param("max_count", "int", required=True, help="inclusive upper bound"),
@@ -677,7 +684,7 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
     "paragraph_count_constraint",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("min_count", "int", required=True, help="inclusive lower bound"),
         Param("max_count", "int", required=True, help="inclusive upper bound"),
@@ -703,7 +710,7 @@ def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
     "list_item_count_constraint",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("min_count", "int", required=True, help="inclusive lower bound"),
         Param("max_count", "int", required=True, help="inclusive upper bound"),
@@ -736,7 +743,7 @@ def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
     "required_keyword_inclusion",
     source=SOURCE,
     dimension="content",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("keywords", "list[str]", required=True, help="words or phrases to include"),
         Param("match_all", "bool", default=True, help="every keyword must meet the count (else any one)"),
@@ -782,7 +789,7 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
     "forbidden_keyword_exclusion",
     source=SOURCE,
     dimension="content",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("keywords", "list[str]", required=True, help="words or phrases that must not appear"),
         Param("ignore_case", "bool", default=True, help="match case-insensitively"),
@@ -835,7 +842,7 @@ def _value_format_check(params: Mapping[str, Any]) -> str | None:
     "normalized_value_format",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("allowed_patterns", "list[str]", nullable=True, help="regexes a value may match"),
         Param("allowed_values", "list[str]", nullable=True, help="exact values allowed"),
@@ -928,7 +935,7 @@ def _labels_in(item: str, labels: list[str], ignore_case: bool) -> list[str]:
     "label_set_restriction",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("allowed_labels", "list[str]", required=True, help="the labels that may be used"),
         Param("ignore_case", "bool", default=True, help="compare labels case-insensitively"),
@@ -1024,7 +1031,7 @@ def _verbatim_check(params: Mapping[str, Any]) -> str | None:
     "verbatim_speech_constraint",
     source=SOURCE,
     dimension="content",
-    route="rule",
+    route=ROUTE,
     params=[
         Param("expected_utterance", "str", required=True, help="the words that must be quoted verbatim"),
         Param("normalize_whitespace", "bool", default=True, help="any whitespace run equals one space"),
@@ -1172,7 +1179,7 @@ def _span_check(params: Mapping[str, Any]) -> str | None:
     "span_localization",
     source=SOURCE,
     dimension="format",
-    route="rule",
+    route=ROUTE,
     params=[
         Param(
             "custom_patterns",
