@@ -16,6 +16,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "constraints": ("verifiers.constraints:cli_main", "list the registered constraint types and their parameters"),
     "score": ("verifiers.score:cli_main", "score responses against items with the verifier suite; write REPORT.json"),
     "judge-agreement": ("verifiers.agreement:cli_main", "agreement of judge verdicts with human labels (kappa, AC1, PABAK)"),
+    "import": ("data_builders.importers:cli_main", "convert Video-IFBench / IFEval / VSysBench / VCIFBench files to items"),
+    "build-pairs": ("data_builders.build:cli_main", "build verified chosen/rejected pairs from items (resumable)"),
     "tiny-model": ("train.tiny_model:cli_main", "write a tiny random Qwen3-VL (tokenizer, processor, model) offline"),
     "sample": ("data_builders.sample_benchmark.cli:cli_main", "regenerate the bundled sample benchmark (media + items)"),
 }

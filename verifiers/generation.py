@@ -1,0 +1,244 @@
+"""Response generation for builders and evaluation: item -> chat messages -> text.
+
+Two backends, one config:
+
+- ``openai``: chat completions on any OpenAI-compatible server (vLLM, SGLang, hosted APIs); images
+  and uniformly sampled video frames go as ``image_url`` data URLs;
+- ``transformers``: an in-process Qwen3-VL (a hub id or local path; the tiny model in tests).
+  Videos are decoded with PyAV through ``transformers.video_utils.load_video`` and passed as
+  frames plus their metadata (the processor cannot open an mp4 path without torchcodec; see
+  ``train/tiny_model.py`` for the measured details).
+
+The pair builders (policy / teacher answers) and the checkpoint evaluation both generate through
+here, so a prompt is rendered the same way wherever it is sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BACKENDS = ("openai", "transformers")
+
+
+@dataclass
+class GenerationConfig:
+    """How to generate answers; YAML keys are exactly these fields."""
+
+    backend: str = field(default="transformers", metadata={"help": f"one of {BACKENDS}"})
+    model: str = field(default="", metadata={"help": "local path or hub id (transformers), or the served model name"})
+    base_url: str = field(default="http://127.0.0.1:8000/v1", metadata={"help": "OpenAI-compatible base URL"})
+    api_key_env: str | None = field(default=None, metadata={"help": "NAME of the env variable with the API key"})
+    max_new_tokens: int = field(default=256, metadata={"help": "answer budget"})
+    temperature: float = field(default=0.0, metadata={"help": "0 = greedy (VCIFBench evaluated at 0.1)"})
+    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling when temperature > 0"})
+    timeout_s: float = field(default=120.0, metadata={"help": "HTTP timeout per request"})
+    max_retries: int = field(default=2, metadata={"help": "HTTP retries with exponential backoff"})
+    concurrency: int = field(default=8, metadata={"help": "HTTP requests in flight"})
+    video_fps: float = field(default=2.0, metadata={"help": "frames per second sampled from videos"})
+    video_max_frames: int = field(default=16, metadata={"help": "at most this many frames per video"})
+    device: str = field(default="cpu", metadata={"help": "transformers backend device (cpu, cuda, cuda:1)"})
+    seed: int = field(default=0, metadata={"help": "sampling seed (transformers backend)"})
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"generation backend {self.backend!r} is not one of {list(BACKENDS)}")
+        if not self.model:
+            raise ValueError("generation config: 'model' is required")
+        if self.max_new_tokens <= 0 or self.concurrency <= 0 or self.video_max_frames <= 0 or self.video_fps <= 0:
+            raise ValueError("generation config: max_new_tokens, concurrency, video_fps, video_max_frames must be > 0")
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str = "generation config") -> GenerationConfig:
+        names = [f.name for f in dataclasses.fields(cls)]
+        for key in data:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"{source}: unknown key {key!r}{hint} (known: {', '.join(names)})")
+        return cls(**dict(data))
+
+
+def item_messages(
+    item: Mapping[str, Any], *, instruction: str | None = None, system: str | None = ..., with_media: bool = True
+) -> list[dict[str, Any]]:
+    """Chat messages for an item: optional system turn, then the user turn with media placeholders.
+
+    Media parts carry the relative path under ``"path"``; backends resolve it against the dataset
+    root. ``instruction`` / ``system`` override the item's (``system=None`` drops the system turn).
+    """
+    system_text = item.get("system") if system is ... else system
+    media = item.get("media") or {}
+    content: list[dict[str, Any]] = []
+    if with_media:
+        content += [{"type": "video", "path": p} for p in media.get("videos", []) or []]
+        content += [{"type": "image", "path": p} for p in media.get("images", []) or []]
+    content.append({"type": "text", "text": instruction if instruction is not None else item["instruction"]})
+    messages: list[dict[str, Any]] = []
+    if system_text:
+        messages.append({"role": "system", "content": [{"type": "text", "text": system_text}]})
+    messages.append({"role": "user", "content": content})
+    return messages
+
+
+def sample_frame_indices(total: int, native_fps: float, fps: float, max_frames: int) -> list[int]:
+    """Uniform frame indices at ``fps``, at most ``max_frames``, at least one."""
+    if total <= 0:
+        return []
+    duration = total / native_fps if native_fps else total
+    n = max(1, min(max_frames, total, int(round(duration * fps)) or 1))
+    step = total / n
+    return sorted({min(total - 1, int(i * step + step / 2)) for i in range(n)})
+
+
+class Generator:
+    """Base: ``generate(list of messages) -> list of texts`` (one per conversation, same order)."""
+
+    def __init__(self, config: GenerationConfig, media_root: str | Path | None = None) -> None:
+        self.config = config
+        self.media_root = Path(media_root) if media_root is not None else Path(".")
+
+    def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class OpenAIGenerator(Generator):
+    def _content(self, part: Mapping[str, Any]) -> list[dict[str, Any]]:
+        from verifiers.judge import media_parts
+
+        if part["type"] == "text":
+            return [{"type": "text", "text": part["text"]}]
+        kind = "videos" if part["type"] == "video" else "images"
+        return media_parts({kind: [part["path"]]}, self.media_root, self.config.video_max_frames)
+
+    def _one(self, messages: list[dict[str, Any]]) -> str:
+        body = {
+            "model": self.config.model,
+            "messages": [{"role": m["role"], "content": [x for p in m["content"] for x in self._content(p)]}
+                         for m in messages],
+            "max_tokens": self.config.max_new_tokens,
+            "temperature": self.config.temperature,
+            "top_p": self.config.top_p,
+        }
+        headers = {"Content-Type": "application/json"}
+        if self.config.api_key_env:
+            key = os.environ.get(self.config.api_key_env)
+            if not key:
+                raise RuntimeError(f"environment variable {self.config.api_key_env} (api_key_env) is not set")
+            headers["Authorization"] = f"Bearer {key}"
+        url = self.config.base_url.rstrip("/") + "/chat/completions"
+        last = ""
+        for attempt in range(self.config.max_retries + 1):
+            if attempt:
+                time.sleep(min(2 ** (attempt - 1), 30))
+            try:
+                req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+                with urllib.request.urlopen(req, timeout=self.config.timeout_s) as resp:
+                    return json.loads(resp.read())["choices"][0]["message"]["content"] or ""
+            except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as exc:
+                last = f"{type(exc).__name__}: {exc}"
+        raise RuntimeError(f"generation failed after {self.config.max_retries + 1} attempt(s) at {url}: {last}")
+
+    def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
+        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+            return list(pool.map(self._one, conversations))
+
+
+class TransformersGenerator(Generator):
+    """In-process generation; one conversation at a time (media shapes differ per prompt)."""
+
+    def __init__(self, config: GenerationConfig, media_root: str | Path | None = None, model: Any = None,
+                 processor: Any = None) -> None:
+        super().__init__(config, media_root)
+        self._model = model
+        self._processor = processor
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        if self._processor is None:
+            self._processor = AutoProcessor.from_pretrained(self.config.model)
+        if self._model is None:
+            self._model = AutoModelForImageTextToText.from_pretrained(self.config.model).to(self.config.device)
+        self._model.eval()
+
+    def _video(self, rel: str):
+        from transformers.video_utils import load_video
+
+        path = str(self.media_root / rel)
+        frames, meta = load_video(path, backend="pyav")
+        keep = sample_frame_indices(len(frames), meta.fps or 0, self.config.video_fps, self.config.video_max_frames)
+        meta.frames_indices = keep
+        return frames[keep], meta
+
+    def encode(self, messages: list[dict[str, Any]]):
+        """Processor inputs for one conversation (with a generation prompt)."""
+        from PIL import Image
+
+        rendered, metas = [], []
+        for m in messages:
+            parts = []
+            for p in m["content"]:
+                if p["type"] == "image":
+                    with Image.open(self.media_root / p["path"]) as img:
+                        parts.append({"type": "image", "image": img.convert("RGB")})
+                elif p["type"] == "video":
+                    frames, meta = self._video(p["path"])
+                    metas.append(meta)
+                    parts.append({"type": "video", "video": frames})
+                else:
+                    parts.append(p)
+            rendered.append({"role": m["role"], "content": parts})
+        kwargs = {"video_metadata": metas, "do_sample_frames": False} if metas else {}
+        return self._processor.apply_chat_template(
+            rendered, tokenize=True, return_dict=True, return_tensors="pt", add_generation_prompt=True,
+            processor_kwargs=kwargs,
+        )
+
+    def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
+        import torch
+
+        with self._lock:
+            if self._model is None or self._processor is None:
+                self._load()
+            outputs = []
+            iterator = conversations
+            if progress:
+                from tqdm import tqdm
+
+                iterator = tqdm(conversations, desc="generating", unit="prompt", leave=False)
+            for messages in iterator:
+                inputs = self.encode(messages).to(self._model.device)
+                sampling = self.config.temperature > 0
+                gen_kwargs: dict[str, Any] = {"max_new_tokens": self.config.max_new_tokens, "do_sample": sampling}
+                if sampling:
+                    gen_kwargs.update(temperature=self.config.temperature, top_p=self.config.top_p)
+                    torch.manual_seed(self.config.seed)
+                with torch.no_grad():
+                    out = self._model.generate(**inputs, **gen_kwargs)
+                new = out[0, inputs["input_ids"].shape[1]:]
+                outputs.append(self._processor.decode(new, skip_special_tokens=True).strip())
+            return outputs
+
+
+def make_generator(config: GenerationConfig | Mapping[str, Any], media_root: str | Path | None = None,
+                   **kwargs: Any) -> Generator:
+    if isinstance(config, Mapping):
+        config = GenerationConfig.from_mapping(config)
+    cls = OpenAIGenerator if config.backend == "openai" else TransformersGenerator
+    return cls(config, media_root, **kwargs)
