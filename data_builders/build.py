@@ -55,7 +55,11 @@ class BuildConfig:
     """Pair-builder settings; keys of BUILD.yaml are exactly these fields."""
 
     kinds: list[str] = field(default_factory=lambda: list(KINDS), metadata={"help": f"pair kinds to build, of {KINDS}"})
-    corruptions_per_item: int = field(default=2, metadata={"help": "corrupted pairs per item, each on a different target constraint"})
+    corruptions_per_item: int | None = field(
+        default=None,
+        metadata={"help": "corrupted pairs per item, each on a different target constraint; null = every constraint "
+                          "that can be broken alone"},
+    )
     max_candidates: int = field(default=8, metadata={"help": "corruption candidates tried per target before giving up"})
     unjudged_is_pass: bool = field(
         default=False, metadata={"help": "count unjudged verdicts as passes when checking teacher answers for chosen (off: they disqualify)"}
@@ -89,7 +93,7 @@ class BuildConfig:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(f"kinds: unknown pair kind {bad[0]!r}{hint} (known: {', '.join(KINDS)})")
         for name in ("corruptions_per_item", "max_candidates", "teacher_attempts", "workers"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0 < self.length_tolerance:
             raise ValueError("length_tolerance must be > 0")
@@ -302,7 +306,7 @@ class PairBuilder:
         rng.shuffle(targets)
         pairs = []
         for c in targets:
-            if len(pairs) >= self.config.corruptions_per_item:
+            if self.config.corruptions_per_item is not None and len(pairs) >= self.config.corruptions_per_item:
                 break
             ctype = REGISTRY.get(c["type"])
             if ctype.route == "judge" or not supported(ctype.id):
@@ -622,7 +626,7 @@ def make_report(items, pairs, discards, config) -> dict[str, Any]:
     by_dim: Counter = Counter()
     for p in pairs:
         t = p["meta"]["corrupted_type"]
-        if t:
+        if t and p["meta"]["kind"] == "corrupted":
             by_type[t] += 1
             by_dim[REGISTRY.get(t).dimension] += 1
     lengths = length_stats(pairs, config.length_bias_warn)

@@ -687,7 +687,6 @@ def _v03(path: str, v: dict) -> list[dict]:
         tasks=[("state_change_detection", f"Describe the change of the {shape} from early to late.")],
         constraints=[
             paragraph_count(2, 2),
-            paragraph_count_vif(2, 2),
             fixed_opening("Before the change,"),
             judge("tense", "Write consistently in the past tense.", {"tense": "past"}, ev),
         ],
@@ -1071,7 +1070,6 @@ def _v07(path: str, v: dict) -> list[dict]:
         task=f"Write a very short story about the {shape} in the video.",
         tasks=[("creative_writing", "Write a story that keeps to the visible facts.")],
         constraints=[
-            paragraph_count(3, 3),
             paragraph_count_vif(3, 3),
             fixed_opening("Once upon a time"),
             exclude(["teleport", "teleports"]),
@@ -1502,7 +1500,6 @@ def _images(img: dict[str, tuple[str, dict]]) -> list[dict]:
         tasks=[("text_recognition", "Read the text."),
                ("object_relationship", "Say what lies above the text.")],
         constraints=[
-            paragraph_count(2, 2),
             paragraph_count_vif(2, 2),
             lexical([o["shape"]], 1),
             judge("tone", "Use a formal tone.", {"tone": "formal"}, ev),

@@ -1,0 +1,186 @@
+"""Pair builder on the sample benchmark: every pair re-verified, counts, resume after SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from data_builders.build import BuildConfig, build_pairs, permute_branches, strip_constraints
+from data_builders.importers import import_file
+from verifiers.checklist import ChecklistEvaluator
+from verifiers.constraints import REGISTRY
+from verifiers.schema import read_items
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample"
+DATA = Path(__file__).parent / "data"
+ITEMS = read_items(SAMPLE / "items.jsonl")
+BY_ID = {i["id"]: i for i in ITEMS}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pairs")
+    report = build_pairs(ITEMS, out, BuildConfig(seed=0), media_root=SAMPLE, items_path=SAMPLE / "items.jsonl",
+                         progress=False)
+    pairs = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    return out, report, pairs
+
+
+def _text(msgs):
+    return msgs[0]["content"][0]["text"]
+
+
+def test_every_pair_is_verified(built):
+    _, _, pairs = built
+    evaluator = ChecklistEvaluator(None)
+    assert pairs
+    for p in pairs:
+        item = BY_ID[p["meta"]["item_id"]]
+        kind = p["meta"]["kind"]
+        if kind == "conflict":
+            chosen = _text(p["chosen"])
+            for cid in item["conflict"]["conflicting"]:
+                desc = next(c["description"] for c in item["constraints"] if c["id"] == cid)
+                assert desc in chosen  # names both conflicting requirements
+            assert chosen.rstrip().endswith("?")  # and asks which to follow
+            continue
+        chosen = {v.constraint_id: v.passed for v in evaluator.evaluate(item, _text(p["chosen"])).verdicts}
+        rejected = {v.constraint_id: v.passed for v in evaluator.evaluate(item, _text(p["rejected"])).verdicts}
+        assert False not in chosen.values(), (item["id"], kind)
+        if kind == "corrupted":
+            target = p["meta"]["corrupted_constraint"]
+            assert rejected[target] is False
+            assert {k: v for k, v in rejected.items() if k != target} == {k: v for k, v in chosen.items() if k != target}
+        elif kind == "misaligned":
+            assert rejected[p["meta"]["corrupted_constraint"]] is False
+            user = p["prompt"][-1]["content"][-1]["text"]
+            assert user.startswith(item["user_overrides"][p["meta"]["style"]].strip())
+        else:
+            assert False in rejected.values()
+
+
+def test_report_counts_add_up(built):
+    out, report, pairs = built
+    assert report["pairs"] == len(pairs) == sum(report["by_kind"].values())
+    assert report["by_kind"]["conflict"] == sum(1 for i in ITEMS if i["structure"] == "conflict")
+    corrupted = [p for p in pairs if p["meta"]["kind"] == "corrupted"]
+    assert sum(report["corrupted_by_type"].values()) == len(corrupted)
+    assert Counter(p["meta"]["corrupted_type"] for p in corrupted) == Counter(report["corrupted_by_type"])
+    assert report["by_kind"]["misaligned"] >= 5 * 5  # five styles on at least five system items
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (out / Path(manifest["media_root"]) / pairs[0]["videos"][0]).is_file() if pairs[0]["videos"] else True
+    from datasets import load_from_disk
+
+    ds = load_from_disk(str(out / "dataset"))
+    assert len(ds) == len(pairs) and set(ds.column_names) >= {"prompt", "chosen", "rejected", "images", "videos", "meta"}
+
+
+def test_a_corrupted_pair_for_every_rule_route_type_present(built):
+    _, report, _ = built
+    present = {c["type"] for i in ITEMS if i["structure"] != "conflict" for c in i["constraints"]
+               if REGISTRY.get(c["type"]).route in ("rule", "hybrid")}
+    missing = present - set(report["corrupted_by_type"])
+    # corruptions_per_item caps pairs per item, so cover the rest with a wider build
+    if missing:
+        pytest.fail(f"no corrupted pair for: {sorted(missing)}")
+
+
+def test_same_seed_same_output_and_settings_guard(tmp_path, built):
+    out, _, _ = built
+    again = tmp_path / "again"
+    build_pairs(ITEMS, again, BuildConfig(seed=0), media_root=SAMPLE, items_path=SAMPLE / "items.jsonl", progress=False)
+    assert (again / "pairs.jsonl").read_bytes() == (out / "pairs.jsonl").read_bytes()
+    with pytest.raises(ValueError, match="different config"):
+        build_pairs(ITEMS, again, BuildConfig(seed=1), media_root=SAMPLE, progress=False)
+
+
+def test_strip_and_permute_helpers():
+    item = next(i for i in ITEMS if i["structure"] == "selection")
+    bare = strip_constraints(item)
+    for c in item["constraints"]:
+        assert c["description"] not in bare
+    import random
+
+    text, order = permute_branches(item, random.Random(0))
+    assert text != item["instruction"]
+    active_before = next(k for k, b in enumerate(item["branches"]) if b["active"])
+    assert next(k for k, b in enumerate(order) if b["active"]) != active_before
+    for b in item["branches"]:
+        assert b["condition"] in text and b["instruction"] in text
+
+
+def test_imported_video_ifbench_and_ifeval_build(tmp_path):
+    vifb = import_file("video_ifbench", DATA / "video_ifbench_annotations.jsonl", root=SAMPLE).items
+    report = build_pairs(vifb, tmp_path / "v", BuildConfig(kinds=["corrupted"]), media_root=SAMPLE, progress=False)
+    assert report["by_kind"].get("corrupted", 0) >= 1
+    ife = import_file("ifeval", DATA / "ifeval_input.jsonl", check_media=False).items
+    responses = {json.loads(line)["prompt"]: json.loads(line)["response"]
+                 for line in (DATA / "ifeval_responses.jsonl").read_text().splitlines()}
+    first = dict(ife[0], reference_response=responses[ife[0]["instruction"]])  # this one passes both
+    report = build_pairs([first], tmp_path / "i", BuildConfig(kinds=["corrupted"]), media_root=tmp_path, progress=False)
+    assert report["by_kind"].get("corrupted", 0) >= 1
+
+
+def test_bad_build_config_is_a_clear_error(tmp_path):
+    cfg = tmp_path / "build.yaml"
+    cfg.write_text("kinds: [corupted]\n")
+    proc = subprocess.run([sys.executable, "-m", "ifpo.cli", "build-pairs", "--items", str(SAMPLE / "items.jsonl"),
+                           "--out", str(tmp_path / "o"), "--config", str(cfg)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and "did you mean 'corrupted'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path):
+    # A bigger input (the sample, repeated under new ids) so the kill lands mid-run.
+    big = tmp_path / "items.jsonl"
+    with open(big, "w") as fh:
+        for rep in range(6):
+            for item in ITEMS:
+                fh.write(json.dumps(dict(item, id=f"{item['id']}~{rep}")) + "\n")
+    # media paths are relative to the items file's folder: link the sample media next to it
+    os.symlink(SAMPLE / "media", tmp_path / "media")
+    cmd = [sys.executable, "-m", "ifpo.cli", "build-pairs", "--items", str(big), "--no-progress"]
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([*cmd, "--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = killed / "journal.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if journal.exists() and journal.read_text().count("\n") >= 40:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    lines_at_kill = journal.read_text().count("\n")
+    assert 40 <= lines_at_kill < 6 * len(ITEMS), "the kill must land mid-run"
+    assert not (killed / "pairs.jsonl").exists()
+    subprocess.run([*cmd, "--out", str(killed)], check=True, capture_output=True, timeout=600)
+    clean = tmp_path / "clean"
+    subprocess.run([*cmd, "--out", str(clean)], check=True, capture_output=True, timeout=600)
+    assert (killed / "pairs.jsonl").read_bytes() == (clean / "pairs.jsonl").read_bytes()
+    assert json.loads((killed / "report.json").read_text()) == json.loads((clean / "report.json").read_text())
+
+
+@pytest.mark.slow
+def test_stripped_and_option_order_with_the_tiny_model_as_policy(tmp_path):
+    from train.tiny_model import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "tiny", seed=0)
+    items = [i for i in ITEMS if i["structure"] in ("single", "selection")][:12]
+    policy = {"backend": "transformers", "model": str(model), "max_new_tokens": 24}
+    report = build_pairs(items, tmp_path / "p", BuildConfig(kinds=["stripped", "option_order"], policy=policy),
+                         media_root=SAMPLE, progress=False)
+    assert report["by_kind"].get("stripped", 0) >= 1
+    assert report["by_kind"].get("option_order", 0) >= 1
+    pairs = [json.loads(line) for line in (tmp_path / "p" / "pairs.jsonl").read_text().splitlines()]
+    stripped = next(p for p in pairs if p["meta"]["kind"] == "stripped")
+    assert any(v["passed"] is False for v in stripped["meta"]["rejected_verdicts"])
