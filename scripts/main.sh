@@ -10,19 +10,29 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 WANDB_MODE=
 out="${IFPO_OUT:-runs/main}"
 mkdir -p "$out"
 
-echo "== 1/3 validate the bundled sample benchmark"
+echo "== 1/4 validate the bundled sample benchmark"
 ifpo validate sample/items.jsonl
 
-echo "== 2/3 constraint registry"
-ifpo constraints --json > "$out/constraints.json"
-python - "$out/constraints.json" <<'PY'
-import collections, json, sys
-types = json.load(open(sys.argv[1]))
-by = collections.Counter((t["source"], t["route"]) for t in types)
-print(f"{len(types)} constraint types:", ", ".join(f"{s}/{r} {n}" for (s, r), n in sorted(by.items())))
+echo "== 2/4 score the sample's reference responses with the verifier suite (rule routes; no judge)"
+python - "$out/references.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as fh:
+    for line in open("sample/items.jsonl"):
+        item = json.loads(line)
+        if item.get("reference_response"):
+            fh.write(json.dumps({"id": item["id"], "response": item["reference_response"]}) + "\n")
 PY
+ifpo score --items sample/items.jsonl --responses "$out/references.jsonl" --out "$out/references_report.json" --no-progress
 
-echo "== 3/3 build the tiny Qwen3-VL offline"
+echo "== 3/4 build the tiny Qwen3-VL offline (the policy for stripped / option-order negatives)"
 ifpo tiny-model --out "$out/tiny-model" --force
+
+echo "== 4/4 build verified preference pairs"
+cat > "$out/build.yaml" <<YAML
+policy: {backend: transformers, model: $out/tiny-model, max_new_tokens: 32}
+seed: 0
+YAML
+rm -rf "$out/pairs"
+ifpo build-pairs --items sample/items.jsonl --out "$out/pairs" --config "$out/build.yaml"
 
 echo "main job done; outputs in $out"
