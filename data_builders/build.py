@@ -646,7 +646,7 @@ def make_report(items, pairs, discards, config) -> dict[str, Any]:
 
 
 def _write_outputs(out: Path, pairs, report, config, media_root: Path, items_path) -> None:
-    from verifiers.score import write_json_atomic
+    from verifiers.io import write_json_atomic
 
     tmp = out / "pairs.jsonl.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -20,6 +20,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "build-pairs": ("data_builders.build:cli_main", "build verified chosen/rejected pairs from items (resumable)"),
     "tiny-model": ("train.tiny_model:cli_main", "write a tiny random Qwen3-VL (tokenizer, processor, model) offline"),
     "sample": ("data_builders.sample_benchmark.cli:cli_main", "regenerate the bundled sample benchmark (media + items)"),
+    "evaluate": ("eval_hooks.evaluate:cli_main", "generate with a model, model + adapter or endpoint on items and score (resumable)"),
+    "compare": ("eval_hooks.compare:cli_main", "compare checkpoints and runs: terminal table, CSV/JSON, self-contained HTML dashboard"),
 }
 
 

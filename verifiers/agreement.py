@@ -165,7 +165,7 @@ def cli_main(argv: list[str]) -> int:
     if result["excluded"]:
         print("excluded: " + ", ".join(f"{k} {v}" for k, v in result["excluded"].items()))
     if args.out:
-        from verifiers.score import write_json_atomic
+        from verifiers.io import write_json_atomic
 
         write_json_atomic(Path(args.out), result)
         print(f"wrote {args.out}")

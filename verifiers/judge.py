@@ -24,7 +24,6 @@ import io
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 import urllib.error
@@ -33,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from verifiers.io import write_text_atomic
 
 BACKENDS = ("openai", "transformers")
 
@@ -276,12 +277,8 @@ class Judge:
         path = self._cache_path(key)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
         # Atomic: concurrent writers and a crash mid-write never leave a torn entry.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"model": self.config.model, "answer": answer}, fh, ensure_ascii=False)
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps({"model": self.config.model, "answer": answer}, ensure_ascii=False))
 
     def ask(self, messages: list[dict[str, Any]], schema: Mapping[str, Any]) -> dict[str, Any]:
         """One JSON answer for ``messages``, validated against ``schema``; cached; retried."""

@@ -17,15 +17,13 @@ checklists are unsatisfiable by construction, so they stay out of IPR/CPR.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from verifiers.checklist import ChecklistEvaluator, ItemResult
+from verifiers.io import write_json_atomic
 from verifiers.metrics import checklist_report, conflict_metrics
 from verifiers.schema import ItemError, iter_jsonl, load_items
 
@@ -127,15 +125,6 @@ def build_report(results: Sequence[ItemResult], *, missing: Sequence[str] = (), 
         for r in records
     ]
     return report
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
-    os.replace(tmp, path)
 
 
 def _pct(x: float | None) -> str:

@@ -1,0 +1,123 @@
+"""``ifpo compare``: compare checkpoints and runs; write a self-contained HTML dashboard.
+
+    ifpo compare RUN_DIR [RUN_DIR ...] --out dashboard.html [--a RUN@STEP --b RUN@STEP]
+                 [--csv table.csv] [--json comparison.json] [--items ITEMS.jsonl] [--wandb]
+
+Each RUN_DIR is one run: a training ``output_dir`` (its ``eval/checkpoint-<step>/`` folders), an
+``ifpo evaluate --out`` folder, or any folder above several of them. ``--a``/``--b`` choose the
+checkpoints whose flips (regressions, fixes) and bars the page opens with (``RUN@STEP``,
+``RUN@first``, ``RUN@last``, ``RUN`` (its last), a bare step of the first run, or a folder); by default the first
+checkpoint of the first run against the last of the last run. A corrupt or partial report is named
+and skipped. Prints a table; exits 1 when no report could be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from eval_hooks.dashboard import render_dashboard
+from eval_hooks.reports import (
+    Comparison,
+    default_pair,
+    discover,
+    find_checkpoint,
+    flips,
+    format_comparison,
+    load_item_texts,
+    to_csv,
+    to_json,
+)
+from verifiers.io import write_text_atomic
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ifpo compare", description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders (training output_dir or ifpo evaluate --out)")
+    parser.add_argument("--out", required=True, help="dashboard HTML to write")
+    parser.add_argument("--a", help="checkpoint A (before): RUN@STEP, RUN@first|last, RUN, STEP, or a folder")
+    parser.add_argument("--b", help="checkpoint B (after), same forms")
+    parser.add_argument("--csv", help="also write one row per checkpoint (metrics, CPR per dimension and type) as CSV")
+    parser.add_argument("--json", help="also write the comparison (metrics, flips A->B, skipped) as JSON")
+    parser.add_argument("--items", nargs="*", default=None,
+                        help="items JSONL for instructions in the browser (default: the files the evaluations name)")
+    parser.add_argument("--title", default="ifpo checkpoint comparison", help="page title")
+    parser.add_argument("--max-chars", type=int, default=4000, help="responses longer than this are clipped in the page")
+    parser.add_argument("--wandb", action="store_true",
+                        help="also log the comparison as wandb tables (project: $WANDB_PROJECT or 'ifpo')")
+    return parser
+
+
+def log_wandb(comparison: Comparison, pair) -> str:
+    """Log the checkpoint table and the flips of the chosen pair to a new wandb run; returns its name."""
+    import os
+
+    import wandb
+
+    data = to_json(comparison, pair)
+    run = wandb.init(project=os.environ.get("WANDB_PROJECT", "ifpo"), job_type="ifpo-compare",
+                     config={"runs": comparison.runs})
+    try:
+        cols = ["run", "step", "n_items", "ipr", "cpr_micro", "cpr_macro", "tcsr", "tisr", "unjudged_constraints"]
+        table = wandb.Table(columns=cols, data=[[c.get(k) for k in cols] for c in data["checkpoints"]])
+        logs = {"ifpo/checkpoints": table}
+        if pair is not None:
+            rows = [[kind, e["id"], ", ".join(e["changed"])] for kind in ("regressions", "fixes")
+                    for e in data["flips"][kind]]
+            logs["ifpo/flips"] = wandb.Table(columns=["kind", "item", "changed constraints"], data=rows)
+        run.log(logs)
+        return run.name or run.id
+    finally:
+        run.finish()
+
+
+def cli_main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.max_chars <= 0:
+        print("ifpo compare: --max-chars must be > 0", file=sys.stderr)
+        return 2
+    comparison = discover(args.runs)
+    for s in comparison.skipped:
+        print(f"ifpo compare: skipped {s.path}: {s.reason}", file=sys.stderr)
+    if not comparison.checkpoints:
+        print("ifpo compare: no readable report.json in " + ", ".join(args.runs), file=sys.stderr)
+        return 1
+    try:
+        if args.a or args.b:
+            a = find_checkpoint(comparison, args.a) if args.a else comparison.checkpoints[0]
+            b = find_checkpoint(comparison, args.b) if args.b else comparison.checkpoints[-1]
+            pair = (a, b)
+        else:
+            pair = default_pair(comparison)
+    except ValueError as exc:
+        print(f"ifpo compare: {exc}", file=sys.stderr)
+        return 2
+    item_files = args.items
+    if item_files is None:
+        item_files = sorted({str(c.report.get("evaluation", {}).get("items")) for c in comparison.checkpoints
+                             if c.report.get("evaluation", {}).get("items")})
+    texts = load_item_texts(item_files)
+    page = render_dashboard(comparison, pair, texts, title=args.title, max_chars=args.max_chars)
+    out = Path(args.out)
+    write_text_atomic(out, page)
+    print(format_comparison(comparison, pair))
+    if args.csv:
+        write_text_atomic(Path(args.csv), to_csv(comparison))
+        print(f"wrote {args.csv}")
+    if args.json:
+        write_text_atomic(Path(args.json), json.dumps(to_json(comparison, pair), indent=2, ensure_ascii=False) + "\n")
+        print(f"wrote {args.json}")
+    if args.wandb:
+        name = log_wandb(comparison, pair)
+        print(f"logged wandb run {name}")
+    if pair is not None:
+        f = flips(*pair)
+        print(f"{len(f['regressions'])} regression(s), {len(f['fixes'])} fix(es) between {pair[0].label} and {pair[1].label}")
+    print(f"dashboard: {out.resolve()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli_main(sys.argv[1:]))

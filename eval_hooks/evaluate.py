@@ -1,0 +1,299 @@
+"""``ifpo evaluate``: the checkpoint evaluation outside training, for a model, a model + adapter, or an endpoint.
+
+    ifpo evaluate --model PATH_OR_ID [--adapter DIR] --items ITEMS.jsonl --out DIR [--judge JUDGE.yaml]
+    ifpo evaluate --endpoint URL --model NAME --items ITEMS.jsonl --out DIR [--judge JUDGE.yaml]
+
+``--model`` may be a training checkpoint holding a LoRA adapter (``adapter_config.json``): its base
+model is read from the adapter config. The folder gets the files a training checkpoint's
+evaluation gets (``responses.jsonl``, ``verdicts.jsonl``, ``report.json``; see
+``eval_hooks/core.py``), so ``ifpo compare`` reads both alike.
+
+Resumable: every answer is appended to ``responses.jsonl`` (flushed and fsynced) as soon as it
+exists; a rerun with the same settings generates only the missing ones, then scores. A rerun with
+different settings (another model, temperature, items) is refused unless ``--overwrite``, so one
+folder never mixes two models' answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from eval_hooks.core import (
+    RESPONSES,
+    ResponseLog,
+    read_responses,
+    score_and_write,
+    step_from_path,
+)
+from verifiers.checklist import ChecklistEvaluator
+from verifiers.generation import GenerationConfig, Generator, item_messages, make_generator
+from verifiers.io import write_json_atomic, write_jsonl_atomic
+from verifiers.score import format_table
+
+RUN_FILE = "evaluation.json"  # what this folder's answers were generated with (checked on resume)
+# Settings that change the answers; the others (concurrency, timeouts, device) may differ on a resume.
+IDENTITY_KEYS = ("backend", "model", "base_url", "max_new_tokens", "temperature", "top_p", "video_fps",
+                 "video_max_frames", "seed")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def items_fingerprint(items: Sequence[Mapping[str, Any]]) -> str:
+    """Hash of the items as evaluated (ids, prompts, media, constraints): a resume must see the same ones."""
+    h = hashlib.sha256()
+    for item in items:
+        h.update(json.dumps(item, sort_keys=True, ensure_ascii=False).encode())
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+def resolve_adapter(model: str, adapter: str | None) -> tuple[str, str | None]:
+    """(base model, adapter): a ``--model`` folder that is a PEFT adapter names its own base."""
+    if adapter is None and (Path(model) / "adapter_config.json").is_file():
+        adapter = model
+    if adapter is None:
+        return model, None
+    config_path = Path(adapter) / "adapter_config.json"
+    if not config_path.is_file():
+        raise ValueError(f"--adapter {adapter}: no adapter_config.json there (not a PEFT adapter folder)")
+    if adapter != model:
+        return model, adapter
+    base = json.loads(config_path.read_text(encoding="utf-8")).get("base_model_name_or_path")
+    if not base:
+        raise ValueError(f"{config_path}: base_model_name_or_path is empty; pass the base with --model and the folder with --adapter")
+    return base, adapter
+
+
+def _has_processor(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"))
+
+
+def load_model(model: str, adapter: str | None, device: str, dtype: str = "auto") -> tuple[Any, Any]:
+    """Model (with the adapter applied) and processor, ready to generate.
+
+    The processor comes from the adapter folder when a training checkpoint saved one there (it is
+    the one the run trained with), else from the base model.
+    """
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    if dtype not in DTYPES:
+        raise ValueError(f"--dtype {dtype!r} is not one of {list(DTYPES)}")
+    if dtype == "auto":
+        torch_dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    else:
+        torch_dtype = getattr(torch, dtype)
+    processor_source = adapter if adapter is not None and _has_processor(Path(adapter)) else model
+    processor = AutoProcessor.from_pretrained(processor_source)
+    net = AutoModelForImageTextToText.from_pretrained(model, dtype=torch_dtype)
+    if adapter is not None:
+        from peft import PeftModel
+
+        net = PeftModel.from_pretrained(net, adapter)
+    net = net.to(device).eval()
+    return net, processor
+
+
+def generate_resumable(
+    items: Sequence[Mapping[str, Any]],
+    generator: Generator,
+    out_dir: Path,
+    *,
+    chunk: int = 8,
+    progress: bool = True,
+) -> dict[str, str]:
+    """Answers for every item, reusing those already in ``out_dir/responses.jsonl``; new ones are appended as made."""
+    path = out_dir / RESPONSES
+    done, damaged = read_responses(path)
+    ids = {item["id"] for item in items}
+    done = {k: v for k, v in done.items() if k in ids}
+    if damaged:
+        # A crash tore the last line: rewrite what is readable before appending after it.
+        write_jsonl_atomic(path, ({"id": k, "response": v} for k, v in done.items()))
+    todo = [item for item in items if item["id"] not in done]
+    if not todo:
+        return done
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(items), initial=len(items) - len(todo), desc="generating", unit="item")
+    with ResponseLog(path) as log:
+        # Chunks keep an HTTP backend's requests in flight while each answer still lands on disk quickly.
+        for start in range(0, len(todo), chunk):
+            batch = todo[start:start + chunk]
+            texts = generator.generate([item_messages(item) for item in batch])
+            for item, text in zip(batch, texts):
+                log.append(item["id"], text)
+                done[item["id"]] = text
+            if bar is not None:
+                bar.update(len(batch))
+    if bar is not None:
+        bar.close()
+    return done
+
+
+def check_resume(out_dir: Path, identity: Mapping[str, Any], overwrite: bool) -> None:
+    """Refuse to continue a folder made with other settings; with ``overwrite``, clear it instead."""
+    run_file = out_dir / RUN_FILE
+    if overwrite:
+        for name in (RUN_FILE, RESPONSES, "verdicts.jsonl", "report.json"):
+            (out_dir / name).unlink(missing_ok=True)
+        return
+    if run_file.is_file():
+        previous = json.loads(run_file.read_text(encoding="utf-8")).get("identity", {})
+        diff = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
+        if diff:
+            detail = ", ".join(f"{k}: {previous.get(k)!r} -> {identity.get(k)!r}" for k in diff)
+            raise ValueError(
+                f"{out_dir} holds an evaluation made with other settings ({detail}); "
+                "use another --out, or --overwrite to start it again"
+            )
+    elif (out_dir / RESPONSES).is_file():
+        raise ValueError(f"{out_dir} has responses.jsonl but no {RUN_FILE}: not an ifpo evaluate folder; use --overwrite")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ifpo evaluate",
+        description="Generate on items with a model, model + adapter, or OpenAI-compatible endpoint; score with the "
+        "verifier suite; write responses.jsonl, verdicts.jsonl, report.json (resumable).",
+    )
+    src = parser.add_argument_group("what to evaluate")
+    src.add_argument("--model", required=True, help="local path or hub id (in-process), a training checkpoint with a "
+                     "LoRA adapter, or the served model name with --endpoint")
+    src.add_argument("--adapter", help="PEFT/LoRA adapter folder applied on --model")
+    src.add_argument("--endpoint", help="OpenAI-compatible base URL (vLLM, SGLang, hosted API), e.g. http://127.0.0.1:8000/v1")
+    src.add_argument("--api-key-env", help="NAME of the environment variable holding the endpoint's API key")
+    io = parser.add_argument_group("data")
+    io.add_argument("--items", required=True, help="items JSONL")
+    io.add_argument("--root", help="dataset root for media paths (default: the items file's folder)")
+    io.add_argument("--out", required=True, help="output folder (created; resumed when it holds a partial evaluation)")
+    io.add_argument("--limit", type=int, help="evaluate only the first N items")
+    io.add_argument("--overwrite", action="store_true", help="discard what --out holds and start again")
+    gen = parser.add_argument_group("generation (defaults as in the training callback)")
+    gen.add_argument("--generation", help="YAML with keys of verifiers.generation.GenerationConfig; flags below override it")
+    gen.add_argument("--temperature", type=float, help="sampling temperature (default 0.1 as VCIFBench; 0 = greedy)")
+    gen.add_argument("--top-p", type=float, help="nucleus sampling (default 1.0)")
+    gen.add_argument("--max-new-tokens", type=int, help="answer budget (default 512)")
+    gen.add_argument("--seed", type=int, help="sampling seed (transformers backend)")
+    gen.add_argument("--concurrency", type=int, help="HTTP requests in flight (endpoint)")
+    gen.add_argument("--device", help="device for in-process models (default: cuda if available, else cpu)")
+    gen.add_argument("--dtype", choices=DTYPES, default="auto", help="weights dtype (auto: bfloat16 on cuda, float32 on cpu)")
+    parser.add_argument("--step", type=int, help="training step recorded in the report (default: from a checkpoint-N path)")
+    parser.add_argument("--judge", help="judge YAML (verifiers.judge.JudgeConfig); without it judge verdicts are unjudged")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return parser
+
+
+def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
+    from eval_hooks.callback import DEFAULT_GENERATION
+
+    data: dict[str, Any] = dict(DEFAULT_GENERATION)
+    if args.generation:
+        import yaml
+
+        loaded = yaml.safe_load(Path(args.generation).read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{args.generation}: expected a mapping of generation settings")
+        data.update(loaded)
+    flags = {"temperature": args.temperature, "top_p": args.top_p, "max_new_tokens": args.max_new_tokens,
+             "seed": args.seed, "concurrency": args.concurrency, "api_key_env": args.api_key_env, "device": args.device}
+    data.update({k: v for k, v in flags.items() if v is not None})
+    data["model"] = args.model
+    if args.endpoint:
+        data.update(backend="openai", base_url=args.endpoint)
+    else:
+        data["backend"] = "transformers"
+        if "device" not in data:
+            import torch
+
+            data["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+    return GenerationConfig.from_mapping(data, source=args.generation or "ifpo evaluate")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The whole evaluation; returns the report. Raises ValueError on bad input."""
+    from verifiers.judge import make_judge
+    from verifiers.schema import read_items
+
+    if args.endpoint and args.adapter:
+        raise ValueError("--adapter applies to in-process models; an endpoint serves its own weights (use --model NAME)")
+    if args.limit is not None and args.limit <= 0:
+        raise ValueError(f"--limit must be > 0, got {args.limit}")
+    items_path = Path(args.items)
+    if not items_path.is_file():
+        raise ValueError(f"--items {items_path}: file not found")
+    items = read_items(items_path, root=args.root)[: args.limit]
+    if not items:
+        raise ValueError(f"{items_path}: no items")
+    root = Path(args.root) if args.root else items_path.parent
+    config = generation_from_args(args)
+    base, adapter = (args.model, None) if args.endpoint else resolve_adapter(args.model, args.adapter)
+    judge = make_judge(args.judge) if args.judge else None
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    identity = {
+        **{k: getattr(config, k) for k in IDENTITY_KEYS},
+        "model": base,
+        "adapter": str(Path(adapter).resolve()) if adapter else None,
+        "items": items_fingerprint(items),
+    }
+    if args.endpoint:
+        identity.pop("seed")  # an endpoint's sampling is not seeded by us
+    check_resume(out_dir, identity, args.overwrite)
+    write_json_atomic(out_dir / RUN_FILE, {"identity": identity, "items_path": str(items_path)})
+
+    start = time.perf_counter()
+    kwargs: dict[str, Any] = {}
+    responses, _ = read_responses(out_dir / RESPONSES)
+    if not args.endpoint and any(item["id"] not in responses for item in items):
+        # Load weights only when something is left to generate (a resume after generation costs nothing).
+        kwargs["model"], kwargs["processor"] = load_model(base, adapter, config.device, args.dtype)
+    generator = make_generator(config, root, **kwargs)
+    try:
+        responses = generate_resumable(
+            items, generator, out_dir, chunk=config.concurrency if args.endpoint else 8, progress=not args.no_progress
+        )
+    finally:
+        generator.close()
+    generate_seconds = time.perf_counter() - start
+    step = args.step if args.step is not None else step_from_path(Path(adapter or base))
+    evaluation = {
+        "step": step,
+        "kind": "endpoint" if args.endpoint else ("model + adapter" if adapter else "model"),
+        "model": base,
+        "adapter": adapter,
+        "endpoint": args.endpoint,
+        "items": str(items_path),
+        "n_items": len(items),
+        "generation": {k: v for k, v in dataclasses.asdict(config).items() if k not in ("model", "api_key_env")},
+        "judge": judge.config.model if judge is not None else None,
+        "generate_seconds": round(generate_seconds, 3),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    evaluator = ChecklistEvaluator(judge, media_root=root)
+    return score_and_write(items, responses, out_dir, evaluator, evaluation, progress=not args.no_progress)
+
+
+def cli_main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        report = run(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"ifpo evaluate: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(report))
+    print(f"\nwrote {Path(args.out) / 'report.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli_main(sys.argv[1:]))

@@ -1,0 +1,339 @@
+"""Finding and reading evaluation folders for ``ifpo compare``; flips between checkpoints; exports.
+
+A folder given to ``ifpo compare`` is one *run*; its checkpoints are the evaluation folders below
+it (``report.json``), e.g. a training ``output_dir`` (``eval/checkpoint-<step>/``) or one
+``ifpo evaluate --out`` folder. A report that does not parse or lacks the REPORT keys, and a folder
+with answers but no report (an evaluation still running or killed), is *skipped*: named with the
+reason, never fatal.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eval_hooks.core import (
+    REPORT,
+    RESPONSES,
+    VERDICTS,
+    headline_metrics,
+    read_responses,
+    step_from_path,
+)
+from verifiers.metrics import item_outcome
+
+REQUIRED_KEYS = ("n_items", "ipr", "cpr_micro", "cpr_macro", "cpr_by_dimension", "by_constraint_type", "by_k", "items")
+MAX_DEPTH = 4  # how deep below a run folder evaluation folders are looked for
+
+# Columns of the terminal table / CSV: (report key, short title).
+SUMMARY_COLUMNS = (
+    ("ipr", "IPR"),
+    ("cpr_micro", "CPR mi"),
+    ("cpr_macro", "CPR ma"),
+    ("tcsr", "TCSR"),
+    ("tisr", "TISR"),
+    ("near_miss_rate", "near-miss"),
+)
+
+
+@dataclass
+class Checkpoint:
+    run: str
+    step: int | None
+    path: Path
+    report: dict[str, Any]
+    responses: dict[str, str] = field(default_factory=dict)
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> full ItemResult dict
+    name: str = ""  # folder name relative to the run (for reports without a step)
+
+    @property
+    def label(self) -> str:
+        if self.step is None and self.name in ("", "."):
+            return self.run  # a run that is one evaluation (an endpoint, a base model)
+        where = f"step {self.step}" if self.step is not None else self.name
+        return f"{self.run} @ {where}"
+
+    def outcomes(self) -> dict[str, bool | None]:
+        """Item id -> passed every constraint (True), failed one (False), undetermined (None); conflict items left out."""
+        return {
+            it["id"]: item_outcome(it["verdicts"])
+            for it in self.report["items"]
+            if it.get("structure") != "conflict"
+        }
+
+    def item_verdicts(self, item_id: str) -> list[dict[str, Any]]:
+        full = self.verdicts.get(item_id)
+        if full is not None:
+            return full["verdicts"]
+        for it in self.report["items"]:
+            if it["id"] == item_id:
+                return it["verdicts"]
+        return []
+
+
+@dataclass
+class Skipped:
+    path: Path
+    reason: str
+
+
+@dataclass
+class Comparison:
+    runs: list[str]
+    checkpoints: list[Checkpoint]
+    skipped: list[Skipped]
+
+
+def _walk(root: Path, depth: int = 0) -> Iterable[Path]:
+    yield root
+    if depth >= MAX_DEPTH:
+        return
+    try:
+        children = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return
+    for child in children:
+        yield from _walk(child, depth + 1)
+
+
+def _read_jsonl_by_id(path: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return out
+    with open(path, encoding="utf-8") as fh:
+        for raw in fh:
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+                out[rec["id"]] = rec
+    return out
+
+
+def load_checkpoint(folder: Path, run: str, run_root: Path) -> Checkpoint | Skipped:
+    """One evaluation folder, or why it is skipped."""
+    path = folder / REPORT
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return Skipped(path, f"unreadable: {exc}")
+    except json.JSONDecodeError as exc:
+        return Skipped(path, f"corrupt JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
+    if not isinstance(report, dict):
+        return Skipped(path, f"not a report: top level is {type(report).__name__}")
+    missing = [k for k in REQUIRED_KEYS if k not in report]
+    if missing:
+        return Skipped(path, f"not a complete ifpo report: missing {', '.join(missing)}")
+    if not isinstance(report["items"], list) or not all(isinstance(i, dict) and "id" in i and "verdicts" in i
+                                                        for i in report["items"]):
+        return Skipped(path, "not a complete ifpo report: 'items' must be a list of {id, verdicts}")
+    evaluation = report.get("evaluation") or {}
+    step = evaluation.get("step") if isinstance(evaluation.get("step"), int) else step_from_path(folder)
+    responses, _ = read_responses(folder / RESPONSES)
+    name = "." if folder == run_root else folder.relative_to(run_root).as_posix()
+    return Checkpoint(run, step, folder, report, responses, _read_jsonl_by_id(folder / VERDICTS), name)
+
+
+def _run_name(folder: Path, taken: set[str]) -> str:
+    resolved = folder.resolve()
+    base = resolved.parent.name if resolved.name == "eval" else resolved.name
+    name, n = base or str(folder), 2
+    while name in taken:
+        name, n = f"{base}#{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def discover(folders: Sequence[str | Path]) -> Comparison:
+    """Every checkpoint evaluation under each folder (one run per folder), sorted by step; skips named."""
+    runs: list[str] = []
+    checkpoints: list[Checkpoint] = []
+    skipped: list[Skipped] = []
+    taken: set[str] = set()
+    for arg in folders:
+        root = Path(arg)
+        if not root.is_dir():
+            skipped.append(Skipped(root, "not a folder"))
+            continue
+        run = _run_name(root, taken)
+        found: list[Checkpoint] = []
+        for folder in _walk(root):
+            if (folder / REPORT).is_file():
+                loaded = load_checkpoint(folder, run, root)
+                (found.append if isinstance(loaded, Checkpoint) else skipped.append)(loaded)
+            elif (folder / RESPONSES).is_file():
+                skipped.append(Skipped(folder, "partial evaluation: responses.jsonl without report.json "
+                                               "(still running or interrupted; `ifpo evaluate` resumes it)"))
+        if not found:
+            if not any(s.path == root or root in s.path.parents for s in skipped):
+                skipped.append(Skipped(root, "no report.json found below it"))
+            continue
+        runs.append(run)
+        found.sort(key=lambda c: (c.step is None, c.step if c.step is not None else 0, c.name))
+        checkpoints += found
+    return Comparison(runs, checkpoints, skipped)
+
+
+def find_checkpoint(comparison: Comparison, spec: str) -> Checkpoint:
+    """A checkpoint named ``RUN@STEP``, ``RUN@first``/``RUN@last``, ``RUN`` (its last), ``STEP`` (of the first run) or a folder."""
+    cps = comparison.checkpoints
+    if not cps:
+        raise ValueError("no checkpoints to choose from")
+    path = Path(spec)
+    for c in cps:
+        if path.exists() and c.path.resolve() == path.resolve():
+            return c
+    if spec in comparison.runs:
+        return [c for c in cps if c.run == spec][-1]
+    run, _, step = spec.rpartition("@") if "@" in spec else (comparison.runs[0], "@", spec)
+    if run not in comparison.runs:
+        raise ValueError(f"checkpoint {spec!r}: no run named {run!r} (runs: {', '.join(comparison.runs)})")
+    mine = [c for c in cps if c.run == run]
+    if step in ("first", "last"):
+        return mine[0] if step == "first" else mine[-1]
+    for c in mine:
+        if str(c.step) == step or c.name == step:
+            return c
+    have = ", ".join(str(c.step) if c.step is not None else c.name for c in mine)
+    raise ValueError(f"checkpoint {spec!r}: run {run!r} has no step {step!r} (it has: {have})")
+
+
+def default_pair(comparison: Comparison) -> tuple[Checkpoint, Checkpoint] | None:
+    """First checkpoint of the first run vs last checkpoint of the last run (baseline -> latest)."""
+    cps = comparison.checkpoints
+    if len(cps) < 2:
+        return None
+    first = [c for c in cps if c.run == comparison.runs[0]][0]
+    last = [c for c in cps if c.run == comparison.runs[-1]][-1]
+    return (first, last) if first is not last else (cps[0], cps[-1])
+
+
+def flips(a: Checkpoint, b: Checkpoint) -> dict[str, list[dict[str, Any]]]:
+    """Items passing in ``a`` and failing in ``b`` (regressions), and the reverse (fixes).
+
+    Each entry names the constraints whose verdict changed. Undetermined outcomes (unjudged
+    verdicts) are not flips: nothing is known to have changed.
+    """
+    out_a, out_b = a.outcomes(), b.outcomes()
+    result: dict[str, list[dict[str, Any]]] = {"regressions": [], "fixes": []}
+    for item_id, before in out_a.items():
+        after = out_b.get(item_id)
+        if before is None or after is None or before == after:
+            continue
+        va = {v["constraint_id"]: v["passed"] for v in a.item_verdicts(item_id)}
+        vb = {v["constraint_id"]: v["passed"] for v in b.item_verdicts(item_id)}
+        changed = [cid for cid in vb if va.get(cid) != vb[cid]]
+        result["regressions" if before else "fixes"].append({"id": item_id, "changed": changed})
+    return result
+
+
+# --- exports -----------------------------------------------------------------------------------
+
+
+def checkpoint_row(c: Checkpoint) -> dict[str, Any]:
+    r = c.report
+    un = r.get("unjudged") or {}
+    row: dict[str, Any] = {"run": c.run, "step": c.step, "label": c.label, "path": str(c.path), "n_items": r["n_items"]}
+    row.update({k: r.get(k) for k, _ in SUMMARY_COLUMNS})
+    row.update({"unjudged_constraints": un.get("constraints"), "unjudged_items": un.get("items_undetermined"),
+                "unjudged_task_gates": un.get("task_gates")})
+    return row
+
+
+def to_json(comparison: Comparison, pair: tuple[Checkpoint, Checkpoint] | None) -> dict[str, Any]:
+    """Everything the dashboard summarises, as data: per checkpoint metrics, flips of the chosen pair, skips."""
+    out: dict[str, Any] = {
+        "runs": comparison.runs,
+        "checkpoints": [
+            {
+                **checkpoint_row(c),
+                "metrics": headline_metrics(c.report, prefix=""),
+                "cpr_by_dimension": c.report["cpr_by_dimension"],
+                "cpr_by_constraint_type": {t: v.get("cpr") for t, v in c.report["by_constraint_type"].items()},
+                "ipr_by_k": {k: v.get("ipr") for k, v in c.report["by_k"].items()},
+            }
+            for c in comparison.checkpoints
+        ],
+        "skipped": [{"path": str(s.path), "reason": s.reason} for s in comparison.skipped],
+    }
+    if pair is not None:
+        out["flips"] = {"a": pair[0].label, "b": pair[1].label, **flips(*pair)}
+    return out
+
+
+def to_csv(comparison: Comparison) -> str:
+    """One row per checkpoint: headline metrics, then CPR per dimension and per constraint type."""
+    dims = sorted({d for c in comparison.checkpoints for d in c.report["cpr_by_dimension"]})
+    types = sorted({t for c in comparison.checkpoints for t in c.report["by_constraint_type"]})
+    buf = io.StringIO()
+    rows = []
+    for c in comparison.checkpoints:
+        row = checkpoint_row(c)
+        row.update({f"cpr/{d}": c.report["cpr_by_dimension"].get(d) for d in dims})
+        row.update({f"cpr_type/{t}": (c.report["by_constraint_type"].get(t) or {}).get("cpr") for t in types})
+        rows.append(row)
+    fields = list(rows[0]) if rows else ["run", "step"]
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def _pct(x: Any) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def format_comparison(comparison: Comparison, pair: tuple[Checkpoint, Checkpoint] | None, *, max_ids: int = 10) -> str:
+    """The terminal table: one line per checkpoint, CPR per dimension, flips of the chosen pair, skips."""
+    dims = sorted({d for c in comparison.checkpoints for d in c.report["cpr_by_dimension"]})
+    head = ["run", "step", "items", *[t for _, t in SUMMARY_COLUMNS], *dims, "unjudged"]
+    rows = []
+    for c in comparison.checkpoints:
+        r = c.report
+        rows.append([
+            c.run, "-" if c.step is None else str(c.step), str(r["n_items"]),
+            *[_pct(r.get(k)) for k, _ in SUMMARY_COLUMNS],
+            *[_pct(r["cpr_by_dimension"].get(d)) for d in dims],
+            str((r.get("unjudged") or {}).get("constraints", "-")),
+        ])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
+    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))]
+    lines += ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths)))
+              for row in rows]
+    lines.append("(rates in %; dimension columns are CPR per dimension; unjudged = constraints not judged)")
+    if pair is not None:
+        f = flips(*pair)
+        lines.append(f"\nflips {pair[0].label} -> {pair[1].label}: "
+                     f"{len(f['regressions'])} regression(s), {len(f['fixes'])} fix(es)")
+        for kind in ("regressions", "fixes"):
+            ids = [e["id"] for e in f[kind]]
+            if ids:
+                more = f" (+{len(ids) - max_ids} more)" if len(ids) > max_ids else ""
+                lines.append(f"  {kind}: {', '.join(ids[:max_ids])}{more}")
+    for s in comparison.skipped:
+        lines.append(f"skipped {s.path}: {s.reason}")
+    return "\n".join(lines)
+
+
+def load_item_texts(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
+    """Instruction and constraint descriptions by item id, for the sample browser (best effort, no validation)."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            continue
+        for rec in _read_jsonl_by_id(path).values():
+            out.setdefault(rec["id"], {
+                "instruction": rec.get("instruction", ""),
+                "system": rec.get("system") or "",
+                "structure": rec.get("structure", ""),
+                "constraints": {c.get("id"): c.get("description", "") for c in rec.get("constraints") or []
+                                if isinstance(c, Mapping)},
+            })
+    return out

@@ -1,0 +1,277 @@
+"""`ifpo compare`: discovery of runs and checkpoints, flips, exports, skipped reports, and the dashboard
+rendered in headless Chromium (Debian's package, installed by scripts/install_chromium.sh if missing)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from eval_hooks.compare import cli_main as compare_main
+from eval_hooks.core import checkpoint_eval_dir, score_and_write
+from eval_hooks.dashboard import render_dashboard
+from eval_hooks.reports import default_pair, discover, find_checkpoint, flips
+from verifiers.checklist import ChecklistEvaluator
+from verifiers.schema import read_items
+
+REPO = Path(__file__).resolve().parent.parent
+ITEMS = REPO / "sample" / "items.jsonl"
+BAD = "I do not know."
+# A response that would end the data <script> if it were embedded unescaped.
+HOSTILE = '</script><script>document.body.setAttribute("data-pwned", "1")</script><b>bold?</b>'
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two runs scored by the real verifier suite with scripted answers, so every flip is known.
+
+    alpha: step 0 all bad; step 10 right on F0-F3; step 20 right on F1-F5 (F0 regresses, F4 and F5 are fixed).
+    beta: one evaluation without a step (an API model), right on F2-F5, hostile text on the others.
+    Plus, in alpha: a corrupt report (30), a report of another shape (50) and a partial evaluation (40).
+    """
+    root = tmp_path_factory.mktemp("runs")
+    items = read_items(ITEMS)
+    evaluator = ChecklistEvaluator(None, media_root=ITEMS.parent)
+    # Items whose reference passes every constraint and whose bad answer fails one: their outcome flips.
+    flippable = [
+        i["id"] for i in items
+        if i.get("reference_response") and i["structure"] != "conflict"
+        and evaluator.evaluate(i, i["reference_response"]).all_passed is True
+        and evaluator.evaluate(i, BAD).all_passed is False
+    ]
+    F = flippable[:6]
+    assert len(F) == 6
+    by_id = {i["id"]: i for i in items}
+
+    def write(folder: Path, right: list[str], step, other: str = BAD):
+        responses = {i["id"]: (i["reference_response"] if i["id"] in right else other) for i in items}
+        score_and_write(items, responses, folder, evaluator, {"step": step, "items": str(ITEMS)})
+
+    write(checkpoint_eval_dir(root / "alpha", 0), [], 0)
+    write(checkpoint_eval_dir(root / "alpha", 10), F[0:4], 10)
+    write(checkpoint_eval_dir(root / "alpha", 20), F[1:6], 20)
+    write(root / "beta", F[2:6], None, other=HOSTILE)
+    bad = checkpoint_eval_dir(root / "alpha", 30)
+    bad.mkdir(parents=True)
+    (bad / "report.json").write_text('{"ipr": 0.5, "cpr_micro": ', encoding="utf-8")
+    other = checkpoint_eval_dir(root / "alpha", 50)
+    other.mkdir(parents=True)
+    (other / "report.json").write_text('{"accuracy": 0.9}', encoding="utf-8")
+    partial = checkpoint_eval_dir(root / "alpha", 40)
+    partial.mkdir(parents=True)
+    (partial / "responses.jsonl").write_text('{"id": "x", "response": "y"}\n', encoding="utf-8")
+    return {"root": root, "F": F, "items": by_id}
+
+
+def test_discover_sorts_checkpoints_and_names_skips(runs):
+    comp = discover([runs["root"] / "alpha", runs["root"] / "beta", runs["root"] / "missing"])
+    assert comp.runs == ["alpha", "beta"]
+    assert [(c.run, c.step) for c in comp.checkpoints] == [("alpha", 0), ("alpha", 10), ("alpha", 20), ("beta", None)]
+    reasons = {s.path.parent.name if s.path.name == "report.json" else s.path.name: s.reason for s in comp.skipped}
+    assert "corrupt JSON" in reasons["checkpoint-30"]
+    assert "missing n_items" in reasons["checkpoint-50"]
+    assert "partial evaluation" in reasons["checkpoint-40"]
+    assert reasons["missing"] == "not a folder"
+
+
+def test_flips_between_two_checkpoints(runs):
+    F = runs["F"]
+    comp = discover([runs["root"] / "alpha", runs["root"] / "beta"])
+    a, b = find_checkpoint(comp, "alpha@10"), find_checkpoint(comp, "alpha@last")
+    f = flips(a, b)
+    assert [e["id"] for e in f["regressions"]] == [F[0]]
+    assert sorted(e["id"] for e in f["fixes"]) == sorted(F[4:6])
+    assert all(e["changed"] for e in f["regressions"] + f["fixes"])
+    first, last = default_pair(comp)
+    assert (first.label, last.label) == ("alpha @ step 0", "beta")
+    assert find_checkpoint(comp, "beta") is last and find_checkpoint(comp, "alpha") is find_checkpoint(comp, "alpha@20")
+    assert sorted(e["id"] for e in flips(first, last)["fixes"]) == sorted(F[2:6])
+
+
+@pytest.mark.parametrize("spec, message", [("gamma@1", "no run named 'gamma'"), ("alpha@7", "has no step '7'")])
+def test_find_checkpoint_errors(runs, spec, message):
+    comp = discover([runs["root"] / "alpha"])
+    with pytest.raises(ValueError, match=message):
+        find_checkpoint(comp, spec)
+
+
+def test_cli_writes_dashboard_table_csv_json(runs, tmp_path, capsys):
+    out = tmp_path / "dash.html"
+    argv = [str(runs["root"] / "alpha"), str(runs["root"] / "beta"), "--out", str(out), "--a", "alpha@10",
+            "--b", "alpha@20", "--csv", str(tmp_path / "t.csv"), "--json", str(tmp_path / "t.json")]
+    assert compare_main(argv) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.strip().splitlines()
+    assert lines[-1] == f"dashboard: {out.resolve()}"
+    assert lines[0].split()[:5] == ["run", "step", "items", "IPR", "CPR"]
+    assert "1 regression(s), 2 fix(es)" in captured.out
+    assert "checkpoint-30" in captured.err and "corrupt JSON" in captured.err  # named, not fatal
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "t.csv").read_text())))
+    assert [(r["run"], r["step"]) for r in rows] == [("alpha", "0"), ("alpha", "10"), ("alpha", "20"), ("beta", "")]
+    assert "cpr/format" in rows[0] and any(k.startswith("cpr_type/") for k in rows[0])
+    data = json.loads((tmp_path / "t.json").read_text())
+    assert data["flips"]["a"] == "alpha @ step 10" and [e["id"] for e in data["flips"]["regressions"]] == [runs["F"][0]]
+    assert len(data["skipped"]) == 3 and data["checkpoints"][2]["metrics"]["ipr"] is not None
+    assert os.stat(out).st_mode & 0o044  # readable beyond its owner, like any written file
+    page = out.read_text()
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page  # offline
+    assert "</script><script>" not in page.split('id="ifpo-data">')[1].split("</script>")[0]
+
+
+def test_cli_without_any_report_fails_clearly(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert compare_main([str(tmp_path / "empty"), "--out", str(tmp_path / "d.html")]) == 1
+    err = capsys.readouterr().err
+    assert "no report.json found below it" in err and "no readable report.json" in err
+    assert not (tmp_path / "d.html").exists()
+
+
+def test_cli_bad_checkpoint_choice(runs, tmp_path, capsys):
+    argv = [str(runs["root"] / "alpha"), "--out", str(tmp_path / "d.html"), "--a", "alpha@99"]
+    assert compare_main(argv) == 2
+    assert "has no step '99'" in capsys.readouterr().err
+
+
+def test_render_needs_a_checkpoint():
+    from eval_hooks.reports import Comparison
+
+    with pytest.raises(ValueError, match="nothing to compare"):
+        render_dashboard(Comparison([], [], []), None)
+
+
+@pytest.mark.slow
+def test_wandb_tables_offline(runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    argv = [str(runs["root"] / "alpha"), "--out", str(tmp_path / "d.html"), "--wandb"]
+    assert compare_main(argv) == 0
+    assert "logged wandb run" in capsys.readouterr().out
+    tables = sorted(p.name.split("_")[0] for p in tmp_path.glob("wandb/offline-run-*/files/media/table/ifpo/*.table.json"))
+    assert tables == ["checkpoints", "flips"]
+
+
+# --- the dashboard in a real browser ---------------------------------------------------------------
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's chromium; installed once with scripts/install_chromium.sh when missing, else the test skips."""
+    path = _chromium()
+    if path is None:
+        proc = subprocess.run(["bash", str(REPO / "scripts" / "install_chromium.sh")], capture_output=True, text=True,
+                              timeout=900)
+        path = _chromium()
+        if path is None:
+            why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            pytest.skip(f"headless Chromium unavailable and scripts/install_chromium.sh could not install it: {why[0]}")
+    return path
+
+
+def dump_dom(chromium: str, page: Path, profile: Path) -> str:
+    """The DOM after the page's scripts ran, as Chromium serialises it."""
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+class Dom(HTMLParser):
+    """Elements with their attributes, the ids of their ancestors, and text by ancestor id."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict, frozenset]] = []
+        self.text_in: dict[str, list[str]] = {}
+        self._stack: list[tuple[str, str | None]] = []
+        self.feed(text)
+
+    def _ids(self) -> frozenset:
+        return frozenset(i for _, i in self._stack if i)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.elements.append((tag, attrs, self._ids()))
+        if tag not in self.VOID:
+            self._stack.append((tag, attrs.get("id")))
+
+    def handle_endtag(self, tag):
+        for k in range(len(self._stack) - 1, -1, -1):
+            if self._stack[k][0] == tag:
+                del self._stack[k:]
+                break
+
+    def handle_data(self, data):
+        for i in self._ids():
+            self.text_in.setdefault(i, []).append(data)
+
+    def find(self, tag: str, *classes: str, within: str | None = None) -> list[dict]:
+        return [a for t, a, ids in self.elements
+                if t == tag and set(classes) <= set((a.get("class") or "").split()) and (within is None or within in ids)]
+
+    def text(self, element_id: str) -> str:
+        return " ".join(self.text_in.get(element_id, []))
+
+
+@pytest.mark.slow
+def test_dashboard_renders_in_headless_chromium(runs, chromium, tmp_path):
+    F = runs["F"]
+    out = tmp_path / "dashboard.html"
+    argv = [str(runs["root"] / "alpha"), str(runs["root"] / "beta"), "--out", str(out), "--a", "alpha@10", "--b", "alpha@20"]
+    assert compare_main(argv) == 0
+    dom = Dom(dump_dom(chromium, out, tmp_path / "profile"))
+    body = dom.find("body")[0]
+    assert body.get("data-rendered") == "true", "the dashboard script did not finish"
+    assert "data-pwned" not in body  # a hostile answer stayed text
+    # Curves: one chart per metric; alpha is a line over steps, beta (no step) a dashed level.
+    curves = dom.find("svg", "chart", "curve", within="curves")
+    assert len(curves) == 5
+    series = dom.find("path", "series", within="curves")
+    assert {p["data-run"] for p in series} == {"alpha", "beta"}
+    assert any("level" in p["class"] for p in series if p["data-run"] == "beta")
+    assert len(dom.find("circle", within="curves")) >= 9  # IPR, CPR micro, CPR macro at 3 steps
+    # Bars for A and B (dimensions, k, types) and the type x checkpoint heatmap.
+    assert len(dom.find("svg", "chart", "bars", within="pair-charts")) == 2
+    assert len(dom.find("svg", "chart", "hbars", within="pair-charts")) == 1
+    assert {"bar-0", "bar-1"} <= {c for r in dom.find("rect", "bar") for c in r["class"].split()}
+    n_types = len({t for c in discover([runs["root"] / "alpha", runs["root"] / "beta"]).checkpoints
+                   for t in c.report["by_constraint_type"]})
+    assert len(dom.find("rect", "cell", within="heatmap")) == n_types * 4
+    # Flips alpha@10 -> alpha@20, with both responses and both verdict lists on each row.
+    rows = dom.find("tr", "flip", within="flips")
+    assert {r["data-id"] for r in rows if "regression" in r["class"]} == {F[0]}
+    assert {r["data-id"] for r in rows if "fix" in r["class"]} == set(F[4:6])
+    flips_text = dom.text("flips")
+    assert runs["items"][F[0]]["reference_response"][:40] in flips_text and "I do not know." in flips_text
+    assert len(dom.find("ul", "verdicts", within="flips")) == 2 * len(rows)
+    assert "1 regression(s), 2 fix(es)" in flips_text
+    # Sample browser (opens on B), skipped reports named.
+    assert len(dom.find("details", "sample", within="samples")) == min(60, len(runs["items"]))
+    skipped = dom.text("skipped")
+    assert "checkpoint-30" in skipped and "corrupt JSON" in skipped and "partial evaluation" in skipped
+    # With beta as B, the browser shows its hostile answers as plain text, and the page still works.
+    assert compare_main([*argv[:4], "--a", "alpha@0", "--b", "beta"]) == 0
+    dom = Dom(dump_dom(chromium, out, tmp_path / "profile2"))
+    body = dom.find("body")[0]
+    assert body.get("data-rendered") == "true" and "data-pwned" not in body
+    assert HOSTILE in dom.text("samples")
+    assert {r["data-id"] for r in dom.find("tr", "flip", "fix", within="flips")} == set(F[2:6])
