@@ -46,6 +46,7 @@ class GenerationConfig:
     timeout_s: float = field(default=120.0, metadata={"help": "HTTP timeout per request"})
     max_retries: int = field(default=2, metadata={"help": "HTTP retries with exponential backoff"})
     concurrency: int = field(default=8, metadata={"help": "HTTP requests in flight"})
+    batch_size: int = field(default=8, metadata={"help": "conversations per generate call (transformers; left-padded)"})
     video_fps: float = field(default=2.0, metadata={"help": "frames per second sampled from videos"})
     video_max_frames: int = field(default=16, metadata={"help": "at most this many frames per video"})
     device: str = field(default="cpu", metadata={"help": "transformers backend device (cpu, cuda, cuda:1)"})
@@ -56,8 +57,9 @@ class GenerationConfig:
             raise ValueError(f"generation backend {self.backend!r} is not one of {list(BACKENDS)}")
         if not self.model:
             raise ValueError("generation config: 'model' is required")
-        if self.max_new_tokens <= 0 or self.concurrency <= 0 or self.video_max_frames <= 0 or self.video_fps <= 0:
-            raise ValueError("generation config: max_new_tokens, concurrency, video_fps, video_max_frames must be > 0")
+        for name in ("max_new_tokens", "concurrency", "batch_size", "video_max_frames", "video_fps"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"generation config: {name} must be > 0, got {getattr(self, name)}")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "generation config") -> GenerationConfig:
@@ -159,7 +161,7 @@ class OpenAIGenerator(Generator):
 
 
 class TransformersGenerator(Generator):
-    """In-process generation; one conversation at a time (media shapes differ per prompt)."""
+    """In-process generation, ``batch_size`` conversations per ``generate`` call (left padding)."""
 
     def __init__(self, config: GenerationConfig, media_root: str | Path | None = None, model: Any = None,
                  processor: Any = None) -> None:
@@ -186,28 +188,33 @@ class TransformersGenerator(Generator):
         meta.frames_indices = keep
         return frames[keep], meta
 
-    def encode(self, messages: list[dict[str, Any]]):
-        """Processor inputs for one conversation (with a generation prompt)."""
+    def encode(self, conversations: Sequence[list[dict[str, Any]]]):
+        """Processor inputs for a batch of conversations (generation prompt added, left-padded)."""
         from PIL import Image
 
         rendered, metas = [], []
-        for m in messages:
-            parts = []
-            for p in m["content"]:
-                if p["type"] == "image":
-                    with Image.open(self.media_root / p["path"]) as img:
-                        parts.append({"type": "image", "image": img.convert("RGB")})
-                elif p["type"] == "video":
-                    frames, meta = self._video(p["path"])
-                    metas.append(meta)
-                    parts.append({"type": "video", "video": frames})
-                else:
-                    parts.append(p)
-            rendered.append({"role": m["role"], "content": parts})
+        for messages in conversations:
+            turns = []
+            for m in messages:
+                parts = []
+                for p in m["content"]:
+                    if p["type"] == "image":
+                        with Image.open(self.media_root / p["path"]) as img:
+                            parts.append({"type": "image", "image": img.convert("RGB")})
+                    elif p["type"] == "video":
+                        frames, meta = self._video(p["path"])
+                        metas.append(meta)  # in the order the processor meets the videos
+                        parts.append({"type": "video", "video": frames})
+                    else:
+                        parts.append(p)
+                turns.append({"role": m["role"], "content": parts})
+            rendered.append(turns)
+        # Left padding: generation continues every row right after its own prompt.
+        self._processor.tokenizer.padding_side = "left"
         kwargs = {"video_metadata": metas, "do_sample_frames": False} if metas else {}
         return self._processor.apply_chat_template(
             rendered, tokenize=True, return_dict=True, return_tensors="pt", add_generation_prompt=True,
-            processor_kwargs=kwargs,
+            padding=True, processor_kwargs=kwargs,
         )
 
     def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
@@ -216,23 +223,24 @@ class TransformersGenerator(Generator):
         with self._lock:
             if self._model is None or self._processor is None:
                 self._load()
-            outputs = []
-            iterator = conversations
+            size = self.config.batch_size
+            batches = [conversations[i:i + size] for i in range(0, len(conversations), size)]
             if progress:
                 from tqdm import tqdm
 
-                iterator = tqdm(conversations, desc="generating", unit="prompt", leave=False)
-            for messages in iterator:
-                inputs = self.encode(messages).to(self._model.device)
-                sampling = self.config.temperature > 0
-                gen_kwargs: dict[str, Any] = {"max_new_tokens": self.config.max_new_tokens, "do_sample": sampling}
-                if sampling:
-                    gen_kwargs.update(temperature=self.config.temperature, top_p=self.config.top_p)
-                    torch.manual_seed(self.config.seed)
+                batches = tqdm(batches, desc="generating", unit="batch", leave=False)
+            sampling = self.config.temperature > 0
+            gen_kwargs: dict[str, Any] = {"max_new_tokens": self.config.max_new_tokens, "do_sample": sampling}
+            if sampling:
+                gen_kwargs.update(temperature=self.config.temperature, top_p=self.config.top_p)
+                torch.manual_seed(self.config.seed)
+            outputs: list[str] = []
+            for batch in batches:
+                inputs = self.encode(batch).to(self._model.device)
                 with torch.no_grad():
                     out = self._model.generate(**inputs, **gen_kwargs)
-                new = out[0, inputs["input_ids"].shape[1]:]
-                outputs.append(self._processor.decode(new, skip_special_tokens=True).strip())
+                prompt_len = inputs["input_ids"].shape[1]
+                outputs += [self._processor.decode(row[prompt_len:], skip_special_tokens=True).strip() for row in out]
             return outputs
 
 
