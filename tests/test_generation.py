@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from fake_openai import FakeOpenAI
+
 from verifiers.generation import GenerationConfig, item_messages, make_generator, sample_frame_indices
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample"
