@@ -184,3 +184,72 @@ def test_stripped_and_option_order_with_the_tiny_model_as_policy(tmp_path):
     pairs = [json.loads(line) for line in (tmp_path / "p" / "pairs.jsonl").read_text().splitlines()]
     stripped = next(p for p in pairs if p["meta"]["kind"] == "stripped")
     assert any(v["passed"] is False for v in stripped["meta"]["rejected_verdicts"])
+
+
+def test_teacher_answers_become_chosen_only_when_compliant(tmp_path):
+    from fake_openai import FakeOpenAI
+
+    item = dict(next(i for i in ITEMS if i["id"] == "v01-single-1"))
+    good = item.pop("reference_response")
+    answers = iter(["way too short", good, good, good])
+
+    def handler(body):
+        return 200, next(answers)
+
+    with FakeOpenAI(handler) as server:
+        teacher = {"backend": "openai", "model": "teacher", "base_url": server.base_url, "concurrency": 1}
+        cfg = BuildConfig(kinds=["corrupted"], teacher=teacher, teacher_attempts=4, unjudged_is_pass=True)
+        report = build_pairs([item], tmp_path / "t", cfg, media_root=SAMPLE, progress=False)
+    pairs = [json.loads(line) for line in (tmp_path / "t" / "pairs.jsonl").read_text().splitlines()]
+    assert pairs and all(_text(p["chosen"]) == good for p in pairs)
+    assert report["by_kind"]["corrupted"] == len(pairs)
+
+    # unjudged verdicts disqualify teacher answers by default (the item has judge-route constraints)
+    strict = BuildConfig(kinds=["corrupted"], teacher=teacher, teacher_attempts=2)
+    with FakeOpenAI(lambda body: (200, good)) as server:
+        strict.teacher = {**teacher, "base_url": server.base_url}
+        report = build_pairs([item], tmp_path / "s", strict, media_root=SAMPLE, progress=False)
+    assert report["pairs"] == 0 and report["discards"] == {"chosen:teacher_not_compliant": 1}
+
+
+def test_llm_corruptor_breaks_a_judge_route_constraint_verified_by_the_judge(tmp_path):
+    from fake_openai import FakeOpenAI, user_text
+
+    item = next(i for i in ITEMS if i["id"] == "v01-single-1")
+    judge_c = next(c for c in item["constraints"] if REGISTRY.get(c["type"]).route == "judge")
+    corrupted = item["reference_response"] + " "  # same text for every rule checker
+
+    def handler(body):
+        text = user_text(body)
+        if text.startswith("Rewrite the response"):
+            return 200, corrupted
+        if "Constraint to check" in text:
+            # the judge fails the judge-route constraint only on the corrupted copy
+            failed = judge_c["description"] in text and corrupted + "\n>>>" in text
+            return 200, json.dumps({"passed": not failed, "reason": "scripted"})
+        return 200, json.dumps({"passed": True, "reason": "ok"})
+
+    with FakeOpenAI(handler) as server:
+        llm = {"backend": "openai", "model": "corruptor", "base_url": server.base_url}
+        judge = {"model": "judge", "base_url": server.base_url, "cache_dir": None}
+        cfg = BuildConfig(kinds=["corrupted"], corruptor_llm=llm, judge=judge)
+        build_pairs([item], tmp_path / "j", cfg, media_root=SAMPLE, progress=False)
+    pairs = [json.loads(line) for line in (tmp_path / "j" / "pairs.jsonl").read_text().splitlines()]
+    judged = [p for p in pairs if p["meta"]["corrupted_constraint"] == judge_c["id"]]
+    assert len(judged) == 1
+    verdicts = {v["constraint_id"]: v["passed"] for v in judged[0]["meta"]["rejected_verdicts"]}
+    assert verdicts[judge_c["id"]] is False
+    assert all(v for k, v in verdicts.items() if k != judge_c["id"])
+
+
+def test_length_match_drops_unbalanced_pairs(tmp_path, built):
+    _, report, pairs = built
+    cfg = BuildConfig(seed=0, length_match=True, length_tolerance=0.1)
+    matched = build_pairs(ITEMS, tmp_path / "m", cfg, media_root=SAMPLE, progress=False)
+    kept = [json.loads(line) for line in (tmp_path / "m" / "pairs.jsonl").read_text().splitlines()]
+    from verifiers.text import count_words
+
+    for p in kept:
+        c, r = count_words(_text(p["chosen"])), count_words(_text(p["rejected"]))
+        assert abs(r - c) / c <= 0.1
+    assert matched["discards"]["length_match:outside_tolerance"] == len(pairs) - len(kept) > 0
