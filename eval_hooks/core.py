@@ -150,7 +150,7 @@ def score_and_write(
         # Stats are cumulative over the judge's life (the callback reuses one judge): report this run's share.
         after = judge.stats.as_dict()
         judge_stats = {k: after[k] - before[k] for k in after}
-    report = build_report(results, missing=missing, judge_stats=judge_stats)
+    report = build_report(results, missing=missing, judge_stats=judge_stats, items={i["id"]: i for i in items})
     report["evaluation"] = {**evaluation, "score_seconds": round(time.perf_counter() - start, 3)}
     write_jsonl_atomic(out_dir / RESPONSES, ({"id": i["id"], "response": responses[i["id"]]} for i in items
                                              if i["id"] in responses))

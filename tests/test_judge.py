@@ -242,3 +242,19 @@ def test_in_process_transformers_backend_runs_the_tiny_model(tmp_path):
     assert tone.passed is None and "no JSON object" in tone.error
     assert judge.stats.failures == 1 and judge.stats.seconds > 0
     assert nocomma.passed is True
+
+
+def test_vlm_judge_receives_the_image_and_sampled_video_frames(tmp_path):
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parent.parent / "sample"
+    item = {**ITEM, "media": {"images": ["media/images/i01_row_of_three.png"],
+                              "videos": ["media/videos/v01_circle_moves_right.mp4"]},
+            "constraints": [ITEM["constraints"][0]]}
+    with FakeOpenAI(smart_handler) as server:
+        judge = judge_for(server, tmp_path, vision=True, video_frames=3)
+        ChecklistEvaluator(judge, media_root=sample, task_gate=False).evaluate(item, "Yay!")
+        parts = server.requests[0]["messages"][-1]["content"]
+    images = [p for p in parts if p["type"] == "image_url"]
+    assert len(images) == 1 + 3 and all(p["image_url"]["url"].startswith("data:image/png;base64,") for p in images)
+    assert parts[-1]["type"] == "text" and "Use a cheerful tone." in parts[-1]["text"]

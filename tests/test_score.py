@@ -110,3 +110,26 @@ def test_sample_reference_responses_pass_every_rule_verdict(tmp_path):
     # judge-route constraints without a judge are unjudged, never passed
     judge_route = [v for i in report["items"] for v in i["verdicts"] if v["route"] == "judge"]
     assert judge_route and all(v["passed"] is None for v in judge_route)
+
+
+def test_vsysbench_block_for_system_message_items(tmp_path):
+    from verifiers.checklist import ItemResult, Verdict
+    from verifiers.score import build_report
+
+    def result(id_, passed, gate):
+        verdicts = [Verdict(f"c{i}", "vsys_output_length", "format", "rule", p, "") for i, p in enumerate(passed)]
+        return ItemResult(id=id_, structure="single", verdicts=verdicts, task_gate=gate)
+
+    media = {"images": ["a.png"]}
+    items = {
+        "a1": {"id": "a1", "system": "s1", "instruction": "q", "media": media},
+        "a2": {"id": "a2", "system": "s2", "instruction": "q", "media": media},
+        "b1": {"id": "b1", "system": "s3", "instruction": "other", "media": media},
+        "plain": {"id": "plain", "instruction": "q", "media": media},
+    }
+    results = [result("a1", [True], True), result("a2", [False], False), result("b1", [True, True], True),
+               result("plain", [True], True)]
+    v = build_report(results, items=items)["vsysbench"]
+    # c: 1, 0, 1 -> CSR 2/3; p: 1, 0, 1 -> TA 2/3; JSR = (1 + 0 + 1)/3; sample "q": p {1, 0} std .5, "other": 0
+    assert v["n"] == 3 and v["csr"] == pytest.approx(2 / 3) and v["ta"] == pytest.approx(2 / 3)
+    assert v["jsr"] == pytest.approx(2 / 3) and v["ccs"] == pytest.approx(0.5)

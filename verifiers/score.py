@@ -17,6 +17,7 @@ checklists are unsatisfiable by construction, so they stay out of IPR/CPR.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 
 from verifiers.checklist import ChecklistEvaluator, ItemResult
 from verifiers.io import write_json_atomic
-from verifiers.metrics import checklist_report, conflict_metrics
+from verifiers.metrics import checklist_report, conflict_metrics, vsysbench_metrics
 from verifiers.schema import ItemError, iter_jsonl, load_items
 
 
@@ -102,12 +103,47 @@ def load_responses(path: Path, items: Sequence[Mapping[str, Any]], fmt: str) -> 
     return responses
 
 
-def build_report(results: Sequence[ItemResult], *, missing: Sequence[str] = (), judge_stats: Any = None) -> dict:
-    """REPORT.json content from item results (metrics + per-item verdicts)."""
+def vsysbench_records(results: Sequence[ItemResult], items: Mapping[str, Mapping[str, Any]]) -> list[dict]:
+    """VSysBench per-instance scores for system-message items.
+
+    c = share of the item's judged constraints that passed (the soft constraint score), p = the
+    task gate (task score); instances of the same source sample (same media and user question,
+    different system constraints) share ``sample``, which CCS groups by.
+    """
+    records = []
+    for r in results:
+        item = items.get(r.id)
+        if not item or not item.get("system"):
+            continue
+        judged = [v.passed for v in r.verdicts if v.passed is not None]
+        media = item.get("media") or {}
+        sample = item.get("source_sample") or json.dumps(
+            [sorted(media.get("images", []) or []), sorted(media.get("videos", []) or []), item["instruction"]])
+        records.append({
+            "sample": sample,
+            "c": sum(judged) / len(judged) if judged else None,
+            "p": None if r.task_gate is None else float(r.task_gate),
+        })
+    return records
+
+
+def build_report(
+    results: Sequence[ItemResult],
+    *,
+    missing: Sequence[str] = (),
+    judge_stats: Any = None,
+    items: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict:
+    """REPORT.json content from item results (metrics + per-item verdicts).
+
+    ``items`` (id -> item) adds the VSysBench block (CSR/TA/JSR/CCS) for system-message items.
+    """
     records = [r.to_dict() for r in results]
     normal = [r for r in records if r["structure"] != "conflict"]
     report = checklist_report(normal)
     report["conflict"] = conflict_metrics([r["conflict"] for r in records if r.get("conflict")])
+    if items is not None:
+        report["vsysbench"] = vsysbench_metrics(vsysbench_records(results, items))
     report["missing_responses"] = list(missing)
     if judge_stats is not None:
         report["judge"] = judge_stats
@@ -155,6 +191,12 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"{_pct(conflict['localized'])} strict {_pct(conflict['strict'])} blind {_pct(conflict['blind'])} "
             f"(unjudged {conflict['unjudged']})"
         )
+    vsys = report.get("vsysbench") or {}
+    if vsys.get("n") or vsys.get("unjudged"):
+        lines.append(
+            f"\nsystem-message items {vsys['n']}: CSR {_pct(vsys['csr'])} TA {_pct(vsys['ta'])} JSR {_pct(vsys['jsr'])} "
+            f"CCS {'-' if vsys['ccs'] is None else round(vsys['ccs'], 3)} (unjudged {vsys['unjudged']})"
+        )
     if report.get("missing_responses"):
         lines.append(f"\n{len(report['missing_responses'])} item(s) had no response and were not scored")
     return "\n".join(lines)
@@ -197,7 +239,8 @@ def cli_main(argv: list[str]) -> int:
     scored = [(item, responses[item["id"]]) for item in items if item["id"] in responses]
     missing = [item["id"] for item in items if item["id"] not in responses]
     results = evaluator.evaluate_many(scored, progress=not args.no_progress)
-    report = build_report(results, missing=missing, judge_stats=judge.stats.as_dict() if judge else None)
+    report = build_report(results, missing=missing, judge_stats=judge.stats.as_dict() if judge else None,
+                          items={item["id"]: item for item in items})
     write_json_atomic(Path(args.out), report)
     print(format_table(report))
     print(f"\nwrote {args.out}")

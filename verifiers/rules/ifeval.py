@@ -37,7 +37,7 @@ from verifiers.registry import (
     nonempty_strings_check,
     register,
 )
-from verifiers.text import is_empty, normalize_quotes, plural
+from verifiers.text import normalize_quotes
 
 SOURCE = "ifeval"
 
@@ -55,6 +55,13 @@ LANGDETECT_CODES = frozenset(
 
 # ---------------------------------------------------------------------------------------------
 # private helpers
+#
+# These checkers run once per (response, constraint) in scoring and RL rewards, so they are kept
+# cheap: no wrapper around each checker, patterns compiled once (module constants, or an
+# ``lru_cache`` keyed by the param), constant ``Check`` objects where the reason is fixed, and
+# detail that only a failure reports computed on failure. Where a plain string operation gives
+# exactly the reference regex's result, it is used instead, with the argument in a comment; the
+# ASCII-only shortcuts fall back to the regex for any other text.
 
 
 def _ifeval(
@@ -65,27 +72,27 @@ def _ifeval(
     params: Iterable[Param] = (),
     params_check: Callable[[Mapping[str, Any]], str | None] | None = None,
 ) -> Callable[[Checker], Checker]:
-    """``register`` with IFEval's source and the strict-mode rule that an empty response fails."""
+    """``register`` with IFEval's source. Each checker starts with the strict-mode rule that an
+    empty or whitespace-only response fails (``if not response or response.isspace(): return
+    _EMPTY``, inline rather than in a wrapper, whose extra call cost as much as some checks)."""
+    return register(
+        id,
+        source=SOURCE,
+        dimension=dimension,
+        route="rule",
+        params=params,
+        description=description,
+        params_check=params_check,
+    )
 
-    def deco(fn: Checker) -> Checker:
-        @functools.wraps(fn)
-        def checker(response: str, p: Mapping[str, Any]) -> Check:
-            if is_empty(response):
-                return Check(False, "empty response")
-            return fn(response, p)
 
-        register(
-            id,
-            source=SOURCE,
-            dimension=dimension,
-            route="rule",
-            params=params,
-            description=description,
-            params_check=params_check,
-        )(checker)
-        return checker
+# Same test as verifiers.text.is_empty (str.strip and str.isspace agree on whitespace), inline in
+# every checker, without copying the response.
+_EMPTY = Check(False, "empty response")
 
-    return deco
+# ``_make_check((passed, reason))`` is ``Check(passed, reason)`` without NamedTuple's Python-level
+# ``__new__``, which took a third of the time of the cheaper checks.
+_make_check = functools.partial(tuple.__new__, Check)
 
 
 def _relation_param(name: str = "relation") -> Param:
@@ -103,14 +110,22 @@ def _non_negative(*names: str) -> Callable[[Mapping[str, Any]], str | None]:
     return at_least_check(*names, minimum=0)
 
 
-def _compare(count: int, relation: str, threshold: int) -> bool:
-    return count < threshold if relation == "less than" else count >= threshold
+def _count(n: int, unit: str) -> str:
+    """``"1 word"``, ``"3 words"``: every unit counted here takes a plain ``-s`` plural (as
+    verifiers.text.plural would give), so the general rule is not needed."""
+    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
 
 
 def _relation_check(count: int, unit: str, relation: str, threshold: int, of: str = "") -> Check:
     """E.g. ``Check(False, "12 sentences, expected less than 10")``."""
-    what = f"{plural(count, unit)}{' of ' + of if of else ''}"
-    return Check(_compare(count, relation, threshold), f"{what}, expected {relation} {threshold}")
+    passed = count < threshold if relation == "less than" else count >= threshold
+    # %-formatting: a third cheaper than the f-string here (it formats ints directly).
+    return _make_check(
+        (
+            passed,
+            "%d %s%s%s, expected %s %d" % (count, unit, "" if count == 1 else "s", of, relation, threshold),  # noqa: UP031
+        )
+    )
 
 
 def _quote(text: str, limit: int = 40) -> str:
@@ -118,12 +133,66 @@ def _quote(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
+@functools.lru_cache(maxsize=4096)
+def _icase(literal: str) -> re.Pattern[str]:
+    return re.compile(re.escape(literal), re.IGNORECASE)
+
+
+def _ascii_lower(response: str) -> str | None:
+    r"""``response.lower()`` when the response is ASCII, else None.
+
+    For ASCII text and an ASCII literal, a case-insensitive regex match is exactly a substring
+    match of the lowered strings; beyond ASCII, ``re.IGNORECASE`` and ``str.lower`` differ (e.g.
+    "\u017f", long s, matches "s" under IGNORECASE), so callers fall back to the regex.
+    """
+    return response.lower() if response.isascii() else None
+
+
+_ASCII_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _has_whole_word(lowered: str, word: str) -> bool:
+    r"""``re.search(r"\b" + re.escape(word) + r"\b", lowered)`` for ASCII ``lowered`` and ``word``.
+
+    ``\b`` holds where exactly one side is a word character, and on ASCII text ``\w`` is
+    ``[A-Za-z0-9_]``; every occurrence, overlapping ones included, is tried as the regex would.
+    """
+    starts_word, ends_word = word[0] in _ASCII_WORD_CHARS, word[-1] in _ASCII_WORD_CHARS
+    size, end = len(lowered), len(word)
+    i = lowered.find(word)
+    while i >= 0:
+        j = i + end
+        before = i > 0 and lowered[i - 1] in _ASCII_WORD_CHARS
+        after = j < size and lowered[j] in _ASCII_WORD_CHARS
+        if before != starts_word and after != ends_word:
+            return True
+        i = lowered.find(word, i + 1)
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_word_icase(word: str) -> re.Pattern[str]:
+    return re.compile(r"\b" + re.escape(word) + r"\b", re.IGNORECASE)
+
+
 # IFEval counts words with nltk's RegexpTokenizer(r"\w+"): "don't" is two words and CJK runs are
 # words, unlike verifiers.text.words, so the reference regex is kept here.
 _IFEVAL_WORD = re.compile(r"\w+")
 
 
+# For ASCII text, \w is [A-Za-z0-9_]: bytes.translate maps word bytes to "a" and the rest to " ",
+# and the word count is the number of " a" transitions, plus one if the text starts with a word.
+# Same count as the regex, without building a string per word (~20x faster on a paragraph).
+_WORD_BYTES = bytes(
+    ord("a") if chr(b) in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_" else ord(" ")
+    for b in range(256)
+)
+
+
 def _count_words(text: str) -> int:
+    if text.isascii():
+        mapped = text.encode("ascii").translate(_WORD_BYTES)
+        return mapped.count(b" a") + (mapped[:1] == b"a")
     return len(_IFEVAL_WORD.findall(text))
 
 
@@ -205,10 +274,19 @@ def keywords_existence(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``keywords=["dog", "park"]`` passes "The Dogs ran in the park."
     """
-    missing = [k for k in p["keywords"] if not re.search(re.escape(k), response, flags=re.IGNORECASE)]
+    if not response or response.isspace():
+        return _EMPTY
+    keywords = p["keywords"]
+    if response.isascii():  # see _ascii_lower
+        lowered = response.lower()
+        missing = [
+            k for k in keywords if not (k.lower() in lowered if k.isascii() else _icase(k).search(response))
+        ]
+    else:
+        missing = [k for k in keywords if not _icase(k).search(response)]
     if missing:
-        return Check(False, f"missing keyword(s) {missing}")
-    return Check(True, f"all {len(p['keywords'])} keyword(s) present")
+        return _make_check((False, f"missing keyword(s) {missing}"))
+    return _make_check((True, f"all {len(keywords)} keyword(s) present"))
 
 
 @_ifeval(
@@ -227,9 +305,16 @@ def keywords_frequency(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``keyword="fun", frequency=2, relation="at least"`` passes "Fun, fun, fun."
     """
+    if not response or response.isspace():
+        return _EMPTY
     keyword = p["keyword"].strip()
-    n = len(re.findall(re.escape(keyword), response, flags=re.IGNORECASE))
-    return _relation_check(n, "occurrence", p["relation"], p["frequency"], of=repr(keyword))
+    lowered = _ascii_lower(response)
+    if lowered is not None and keyword.isascii():
+        # str.count counts non-overlapping occurrences left to right, as re.findall does.
+        n = lowered.count(keyword.lower())
+    else:
+        n = len(_icase(keyword).findall(response))
+    return _relation_check(n, "occurrence", p["relation"], p["frequency"], of=f" of {keyword!r}")
 
 
 @_ifeval(
@@ -244,14 +329,31 @@ def keywords_forbidden_words(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``forbidden_words=["cat"]`` passes "Concatenate it." and fails "A Cat sat."
     """
+    if not response or response.isspace():
+        return _EMPTY
+    lowered = _ascii_lower(response)
     found = [
         w
-        for w in sorted(set(p["forbidden_words"]))
-        if re.search(r"\b" + re.escape(w) + r"\b", response, flags=re.IGNORECASE)
+        for w, low in _forbidden_plan(tuple(p["forbidden_words"]))
+        if (
+            _has_whole_word(lowered, low)
+            if lowered is not None and low is not None
+            else _whole_word_icase(w).search(response)
+        )
     ]
     if found:
-        return Check(False, f"forbidden word(s) used: {found}")
-    return Check(True, "no forbidden word used")
+        return _make_check((False, f"forbidden word(s) used: {found}"))
+    return _NO_FORBIDDEN
+
+
+_NO_FORBIDDEN = Check(True, "no forbidden word used")
+
+
+@functools.lru_cache(maxsize=1024)
+def _forbidden_plan(words: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    """The distinct words, sorted (as the reason lists them), each with its lowered form when it
+    is ASCII (searched as a string in ASCII responses) or None (always searched by regex)."""
+    return tuple((w, w.lower() if w.isascii() else None) for w in sorted(set(words)))
 
 
 def _check_letter(p: Mapping[str, Any]) -> str | None:
@@ -278,9 +380,13 @@ def keywords_letter_frequency(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``letter="z", let_frequency=2, let_relation="at least"`` passes "Zig zag."
     """
+    if not response or response.isspace():
+        return _EMPTY
     letter = p["letter"].strip().lower()
     n = response.lower().count(letter)
-    return _relation_check(n, "occurrence", p["let_relation"], p["let_frequency"], of=f"letter {letter!r}")
+    return _relation_check(
+        n, "occurrence", p["let_relation"], p["let_frequency"], of=f" of letter {letter!r}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,13 +411,15 @@ def response_language(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``language="fr"`` passes "Bonjour, je suis très content de vous voir aujourd'hui."
     """
+    if not response or response.isspace():
+        return _EMPTY
     detected, why = _detect_language(response)
     if detected is None:
         # The reference counts a detection error as followed; ifpo cannot confirm it, so it fails.
-        return Check(False, f"language could not be detected ({why}), expected {p['language']}")
+        return _make_check((False, f"language could not be detected ({why}), expected {p['language']}"))
     if _language_matches(detected, p["language"]):
-        return Check(True, f"detected language {detected}")
-    return Check(False, f"detected language {detected}, expected {p['language']}")
+        return _make_check((True, f"detected language {detected}"))
+    return _make_check((False, f"detected language {detected}, expected {p['language']}"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,6 +441,8 @@ def number_sentences(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``num_sentences=3, relation="less than"`` passes "One. Two."
     """
+    if not response or response.isspace():
+        return _EMPTY
     n = len(_split_sentences(response))
     return _relation_check(n, "sentence", p["relation"], p["num_sentences"])
 
@@ -349,17 +459,24 @@ def number_paragraphs(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``num_paragraphs=2`` passes "First.\\n***\\nSecond."
     """
-    parts = re.split(r"\s?\*\*\*\s?", response)
+    if not response or response.isspace():
+        return _EMPTY
+    # The reference splits on r"\s?\*\*\*\s?". Splitting on "***" alone cuts at the same star runs
+    # ("*" is not whitespace, so the optional space never moves a cut) and leaves at most one
+    # extra space at a part's edge, which changes no part's emptiness below.
+    parts = response.split("***")
     n = len(parts)
     for i, part in enumerate(parts):
         if not part.strip():
             if i in (0, len(parts) - 1):
                 n -= 1
             else:
-                return Check(False, f"empty paragraph between '***' dividers (paragraph {i + 1})")
-    return Check(
-        n == p["num_paragraphs"],
-        f"{plural(n, 'paragraph')} separated by '***', expected exactly {p['num_paragraphs']}",
+                return _make_check((False, f"empty paragraph between '***' dividers (paragraph {i + 1})"))
+    return _make_check(
+        (
+            n == p["num_paragraphs"],
+            f"{_count(n, 'paragraph')} separated by '***', expected exactly {p['num_paragraphs']}",
+        )
     )
 
 
@@ -378,6 +495,8 @@ def number_words(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``num_words=5, relation="less than"`` passes "Short and sweet."
     """
+    if not response or response.isspace():
+        return _EMPTY
     return _relation_check(_count_words(response), "word", p["relation"], p["num_words"])
 
 
@@ -390,7 +509,8 @@ def _check_nth_paragraph(p: Mapping[str, Any]) -> str | None:
     return None
 
 
-_FIRST_WORD_STOP = set(".,?!'\"")
+# The first word ends at the first of these characters (the reference's punctuation set).
+_FIRST_WORD = re.compile(r"[^.,?!'\"]*")
 
 
 @_ifeval(
@@ -413,29 +533,35 @@ def nth_paragraph_first_word(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``num_paragraphs=2, nth_paragraph=2, first_word="then"`` passes "Hi.\\n\\nThen, bye."
     """
+    if not response or response.isspace():
+        return _EMPTY
     # Deviation: the reference counts non-empty paragraphs but indexes the raw split, so a blank
     # run of 4+ newlines shifts the index; here both use the non-empty paragraphs.
-    paragraphs = [para.strip() for para in response.split("\n\n") if para.strip()]
+    paragraphs = [para for para in response.split("\n\n") if para and not para.isspace()]
     n, nth, expected = len(paragraphs), p["nth_paragraph"], p["first_word"].strip().lower()
     if nth > n:
-        return Check(
-            False, f"{plural(n, 'paragraph')}, no paragraph {nth}; expected exactly {p['num_paragraphs']}"
+        return _make_check(
+            (False, f"{_count(n, 'paragraph')}, no paragraph {nth}; expected exactly {p['num_paragraphs']}")
         )
     # Curly quotes are normalised before stripping (deviation: the reference only strips straight ones).
-    word = normalize_quotes(paragraphs[nth - 1].split()[0]).lstrip("'").lstrip('"')
-    first = ""
-    for ch in word:
-        if ch in _FIRST_WORD_STOP:
-            break
-        first += ch.lower()
+    word = paragraphs[nth - 1].split(None, 1)[0]
+    if not word.isascii():  # curly quotes are not ASCII
+        word = normalize_quotes(word)
+    word = word.lstrip("'").lstrip('"')
+    first = _FIRST_WORD.match(word).group()
+    # The reference lowers letter by letter; str.lower on the whole word differs only for a
+    # final Greek sigma, so that is kept for non-ASCII words.
+    first = first.lower() if first.isascii() else "".join(ch.lower() for ch in first)
+    if n == p["num_paragraphs"] and first == expected:
+        return _make_check(
+            (True, f"{n} paragraph{'' if n == 1 else 's'}, paragraph {nth} starts with {expected!r}")
+        )
     problems = []
     if n != p["num_paragraphs"]:
-        problems.append(f"{plural(n, 'paragraph')}, expected exactly {p['num_paragraphs']}")
+        problems.append(f"{_count(n, 'paragraph')}, expected exactly {p['num_paragraphs']}")
     if first != expected:
         problems.append(f"paragraph {nth} starts with {first!r}, expected {expected!r}")
-    if problems:
-        return Check(False, "; ".join(problems))
-    return Check(True, f"{plural(n, 'paragraph')}, paragraph {nth} starts with {expected!r}")
+    return _make_check((False, "; ".join(problems)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -457,11 +583,20 @@ def number_placeholders(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``num_placeholders=2`` passes "Dear [name], see you at [place]."
     """
-    n = len(re.findall(r"\[.*?\]", response))
+    if not response or response.isspace():
+        return _EMPTY
+    n = len(_PLACEHOLDER.findall(response))
     return _relation_check(n, "placeholder", "at least", p["num_placeholders"])
 
 
-_PS_PATTERNS = {"P.P.S": r"\s*p\.\s?p\.\s?s.*$", "P.S.": r"\s*p\.\s?s\..*$"}
+_PLACEHOLDER = re.compile(r"\[.*?\]")
+
+# The reference searches the lowered response for r"\s*p\.\s?p\.\s?s.*$" / r"\s*p\.\s?s\..*$" (or
+# r"\s*<marker>.*$") in MULTILINE mode. The leading \s* may match nothing and ".*$" always
+# matches up to the end of the line, so a match exists exactly where the core pattern (or the
+# lowered marker, as a substring) occurs; the core patterns start with a literal, which the
+# regex engine scans for quickly.
+_PS_PATTERNS = {"P.P.S": re.compile(r"p\.\s?p\.\s?s"), "P.S.": re.compile(r"p\.\s?s\.")}
 
 
 @_ifeval(
@@ -476,11 +611,14 @@ def postscript(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``postscript_marker="P.S."`` passes "Thanks.\\n\\nP.S. See you soon."
     """
+    if not response or response.isspace():
+        return _EMPTY
     marker = p["postscript_marker"].strip()
-    pattern = _PS_PATTERNS.get(marker, r"\s*" + re.escape(marker.lower()) + r".*$")
-    if re.search(pattern, response.lower(), flags=re.MULTILINE):
-        return Check(True, f"postscript starting with {marker!r} found")
-    return Check(False, f"no postscript starting with {marker!r}; add one at the end")
+    lowered = response.lower()
+    pattern = _PS_PATTERNS.get(marker)
+    if pattern.search(lowered) if pattern else marker.lower() in lowered:
+        return _make_check((True, f"postscript starting with {marker!r} found"))
+    return _make_check((False, f"no postscript starting with {marker!r}; add one at the end"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -501,10 +639,41 @@ def number_bullet_lists(response: str, p: Mapping[str, Any]) -> Check:
     """
     # IFEval's own line patterns (not verifiers.text.list_items): "-x" without a space and a "---"
     # rule count as bullets there, "+" and numbered items do not.
-    star = re.findall(r"^\s*\*[^\*].*$", response, flags=re.MULTILINE)
-    dash = re.findall(r"^\s*-.*$", response, flags=re.MULTILINE)
-    n = len(star) + len(dash)
-    return Check(n == p["num_bullets"], f"{plural(n, 'bullet point')}, expected exactly {p['num_bullets']}")
+    if not response or response.isspace():
+        return _EMPTY
+    n = _count_bullets(response)
+    return _make_check(
+        (n == p["num_bullets"], f"{_count(n, 'bullet point')}, expected exactly {p['num_bullets']}")
+    )
+
+
+def _count_bullets(response: str) -> int:
+    r"""``len(re.findall(r"^\s*\*[^\*].*$", response, re.M)) + len(re.findall(r"^\s*-.*$", response, re.M))``.
+
+    IFEval's two scans (not verifiers.text.list_items: "-x" without a space and a "---" rule
+    count, "+" and numbered items do not), done line by line instead of trying every position.
+    A match starts at a line start and its ``\s*`` may run over blank lines, so each match is
+    one line whose first non-space character is the marker, and ``.*$`` ends it at that line's
+    end. One exception: a star line that ends right after its ``*`` matches only if a line
+    follows (``[^*]`` takes the newline), and the match then runs to the end of that next line,
+    which cannot start a star match itself (it is still scanned for a dash: the scans are
+    separate).
+    """
+    lines = response.split("\n")
+    n, last, taken = 0, len(lines) - 1, False  # taken: this line is inside the previous star match
+    for i, line in enumerate(lines):
+        item = line.lstrip()
+        if item[:1] == "-":
+            n += 1
+        elif item[:1] == "*" and not taken:
+            if len(item) > 1:
+                n += item[1] != "*"
+            elif i < last:
+                n += 1
+                taken = True
+                continue
+        taken = False
+    return n
 
 
 @_ifeval(
@@ -517,12 +686,20 @@ def constrained_response(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: passes "My answer is no." and fails "my answer is no".
     """
-    for option in CONSTRAINED_RESPONSE_OPTIONS:
-        if option in response.strip():
-            return Check(True, f"contains {option!r}")
-    return Check(
-        False, f"contains none of {list(CONSTRAINED_RESPONSE_OPTIONS)} (exact case and final period)"
-    )
+    if not response or response.isspace():
+        return _EMPTY
+    # The reference strips the response first; the options neither start nor end with
+    # whitespace, so that changes no substring test.
+    for option, found in _CONSTRAINED_FOUND.items():
+        if option in response:
+            return found
+    return _CONSTRAINED_MISSING
+
+
+_CONSTRAINED_FOUND = {option: Check(True, f"contains {option!r}") for option in CONSTRAINED_RESPONSE_OPTIONS}
+_CONSTRAINED_MISSING = Check(
+    False, f"contains none of {list(CONSTRAINED_RESPONSE_OPTIONS)} (exact case and final period)"
+)
 
 
 @_ifeval(
@@ -537,9 +714,18 @@ def number_highlighted_sections(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``num_highlights=2`` passes "*one* and *two*".
     """
-    n = sum(1 for h in re.findall(r"\*[^\n\*]*\*", response) if h.strip("*").strip())
-    n += sum(1 for h in re.findall(r"\*\*[^\n\*]*\*\*", response) if h[2:-2].strip())
+    if not response or response.isspace():
+        return _EMPTY
+    n = 0
+    if "*" in response:  # neither pattern matches without one (nor the second without "**")
+        n = len([h for h in _HIGHLIGHT.findall(response) if h.strip("*").strip()])
+        if "**" in response:
+            n += len([h for h in _DOUBLE_HIGHLIGHT.findall(response) if h[2:-2].strip()])
     return _relation_check(n, "highlighted section", "at least", p["num_highlights"])
+
+
+_HIGHLIGHT = re.compile(r"\*[^\n\*]*\*")
+_DOUBLE_HIGHLIGHT = re.compile(r"\*\*[^\n\*]*\*\*")
 
 
 @_ifeval(
@@ -557,9 +743,20 @@ def multiple_sections(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``section_spliter="Section", num_sections=2`` passes "Section 1\\nA\\nSection 2\\nB".
     """
+    if not response or response.isspace():
+        return _EMPTY
     spliter = p["section_spliter"].strip()
-    n = len(re.split(r"\s?" + re.escape(spliter) + r"\s?\d+\s?", response)) - 1
+    n = len(_section_marker(spliter).findall(response))
     return _relation_check(n, f"'{spliter} N' section", "at least", p["num_sections"])
+
+
+@functools.lru_cache(maxsize=1024)
+def _section_marker(spliter: str) -> re.Pattern[str]:
+    # The reference counts the pieces of re.split(r"\s?<spliter>\s?\d+\s?") minus one, i.e. the
+    # matches. The stripped spliter starts and the next match can only start with a non-space, so
+    # the optional spaces around a match never change where the next one is found: the matches of
+    # r"<spliter>\s?\d+" are as many, and this pattern starts with a literal the engine scans for.
+    return re.compile(re.escape(spliter) + r"\s?\d+")
 
 
 @_ifeval(
@@ -572,6 +769,8 @@ def json_format(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: passes '```json\\n{"a": 1}\\n```' and fails 'Here it is: {"a": 1}'.
     """
+    if not response or response.isspace():
+        return _EMPTY
     # IFEval's fence removal (not verifiers.text.strip_code_fences): only json/Json/JSON or bare
     # fences, and no newline needed after the opening ticks.
     value = response.strip()
@@ -580,11 +779,34 @@ def json_format(response: str, p: Mapping[str, Any]) -> Check:
             value = value[len(prefix) :]
             break
     value = value.removesuffix("```").strip()
+    if not value or value[0] not in _JSON_FIRST_CHARS:
+        # json.loads would fail at once with this message; raising and formatting that error
+        # costs more than the rest of the check.
+        return _JSON_NO_VALUE
+    # json.loads(value) minus its three Python-level wrappers, which cost twice the C scan of a
+    # small document: a leading BOM is refused (here by the filter above), JSON whitespace around
+    # the value skipped (there is none: the value is stripped), one value scanned, and anything
+    # after it is "Extra data". Same verdicts and error messages as json.loads (but for a BOM).
     try:
-        json.loads(value)
-    except ValueError as e:
-        return Check(False, f"not valid JSON: {e}")
-    return Check(True, "valid JSON")
+        end = _JSON_SCAN(value, 0)[1]
+    except StopIteration as e:  # no value at e.value
+        error = json.JSONDecodeError("Expecting value", value, e.value)
+    except json.JSONDecodeError as e:
+        error = e
+    else:
+        if end == len(value):
+            return _JSON_VALID
+        error = json.JSONDecodeError("Extra data", value, _JSON_WHITESPACE(value, end).end())
+    return _make_check((False, f"not valid JSON: {error}"))
+
+
+# Characters a JSON document can start with for json.loads (NaN and Infinity included); the value
+# is already stripped.
+_JSON_FIRST_CHARS = frozenset('{["-0123456789tfnNI')
+_JSON_NO_VALUE = Check(False, "not valid JSON: Expecting value: line 1 column 1 (char 0)")
+_JSON_VALID = Check(True, "valid JSON")
+_JSON_SCAN = json.JSONDecoder().scan_once
+_JSON_WHITESPACE = json.decoder.WHITESPACE.match
 
 
 @_ifeval(
@@ -597,10 +819,16 @@ def title(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: passes "<<Ode to Joy>>\\nA poem." and fails "<< >>".
     """
-    for found in re.findall(r"<<[^\n]+>>", response):
+    if not response or response.isspace():
+        return _EMPTY
+    for found in _TITLE.findall(response):
         if found.lstrip("<").rstrip(">").strip():
-            return Check(True, f"title {found}")
-    return Check(False, "no title wrapped in double angular brackets, e.g. <<my title>>")
+            return _make_check((True, f"title {found}"))
+    return _NO_TITLE
+
+
+_TITLE = re.compile(r"<<[^\n]+>>")
+_NO_TITLE = Check(False, "no title wrapped in double angular brackets, e.g. <<my title>>")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -617,18 +845,22 @@ def two_responses(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: passes "Yes.\\n******\\nNo." and fails "Yes.\\n******\\nYes."
     """
+    if not response or response.isspace():
+        return _EMPTY
     parts = response.split("******")
     kept = []
     for i, part in enumerate(parts):
         if part.strip():
             kept.append(part.strip())
         elif i not in (0, len(parts) - 1):
-            return Check(False, "empty response between '******' separators")
+            return _make_check((False, "empty response between '******' separators"))
     if len(kept) != 2:
-        return Check(False, f"{plural(len(kept), 'response')} separated by '******', expected exactly 2")
+        return _make_check(
+            (False, f"{_count(len(kept), 'response')} separated by '******', expected exactly 2")
+        )
     if kept[0] == kept[1]:
-        return Check(False, "the two responses are identical")
-    return Check(True, "two different responses separated by '******'")
+        return _make_check((False, "the two responses are identical"))
+    return _make_check((True, "two different responses separated by '******'"))
 
 
 @_ifeval(
@@ -645,10 +877,15 @@ def repeat_prompt(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``prompt_to_repeat="Write a haiku."`` passes "write a haiku. Autumn moonlight..."
     """
+    if not response or response.isspace():
+        return _EMPTY
     prompt = p["prompt_to_repeat"].strip().lower()
     if response.strip().lower().startswith(prompt):
-        return Check(True, "starts by repeating the request")
-    return Check(False, f"does not start with the request {_quote(p['prompt_to_repeat'].strip())}")
+        return _REPEATS_PROMPT
+    return _make_check((False, f"does not start with the request {_quote(p['prompt_to_repeat'].strip())}"))
+
+
+_REPEATS_PROMPT = Check(True, "starts by repeating the request")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -667,13 +904,26 @@ def end_checker(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``end_phrase="Any other questions?"`` passes "Done. Any other questions?  \\n"
     """
-    value = response.strip().strip('"').lower()
-    phrase = p["end_phrase"].strip().lower()
-    if value.endswith(phrase):
-        return Check(True, f"ends with {_quote(p['end_phrase'].strip())}")
-    return Check(
-        False, f"ends with {_quote(value[-len(phrase) :])}, expected {_quote(p['end_phrase'].strip())}"
+    if not response or response.isspace():
+        return _EMPTY
+    value = response.strip().strip('"')
+    phrase, passed = _end_phrase(p["end_phrase"])
+    # Only the tail can matter; on ASCII text lowering keeps lengths, so only the tail is lowered.
+    tail = value[-len(phrase) :].lower() if value.isascii() else value.lower()
+    if tail.endswith(phrase):
+        return passed
+    return _make_check(
+        (
+            False,
+            f"ends with {_quote(value.lower()[-len(phrase) :])}, expected {_quote(p['end_phrase'].strip())}",
+        )
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _end_phrase(end_phrase: str) -> tuple[str, Check]:
+    """The phrase as compared (stripped, lowered) and the Check for a response ending with it."""
+    return end_phrase.strip().lower(), Check(True, f"ends with {_quote(end_phrase.strip())}")
 
 
 @_ifeval(
@@ -686,13 +936,18 @@ def quotation(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: passes '"Hello there."' and fails 'Hello there.'
     """
+    if not response or response.isspace():
+        return _EMPTY
     value = response.strip()
     if len(value) > 1 and value[0] == '"' and value[-1] == '"':
-        return Check(True, "wrapped in double quotes")
+        return _QUOTED
     if len(value) > 1 and value[0] in "“”" and value[-1] in "“”":
         # IFEval (strict) wants straight quotes; say so, since curly ones look right to a person.
-        return Check(False, 'wrapped in curly quotes “…”; IFEval requires straight double quotes "…"')
-    return Check(False, f"not wrapped in double quotes (starts {value[:1]!r}, ends {value[-1:]!r})")
+        return _make_check((False, 'wrapped in curly quotes “…”; IFEval requires straight double quotes "…"'))
+    return _make_check((False, f"not wrapped in double quotes (starts {value[:1]!r}, ends {value[-1:]!r})"))
+
+
+_QUOTED = Check(True, "wrapped in double quotes")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -714,27 +969,38 @@ def capital_word_frequency(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: ``capital_frequency=2, capital_relation="at least"`` passes "VERY GOOD idea."
     """
+    if not response or response.isspace():
+        return _EMPTY
     n = sum(1 for token in _CAPITAL_TOKEN.findall(response) if token.isupper())
     return _relation_check(n, "all-capital word", p["capital_relation"], p["capital_frequency"])
 
 
 def _english_case(response: str, case: str) -> Check:
+    if not response or response.isspace():
+        return _EMPTY
     ok_case = response.isupper() if case == "upper" else response.islower()
     if not ok_case:
-        wrong = [w for w in response.split() if (not w.isupper() if case == "upper" else not w.islower())]
-        wrong = [w for w in wrong if any(ch.isalpha() for ch in w)]
-        what = "lowercase" if case == "upper" else "capital"
-        example = f" (e.g. {wrong[0]!r})" if wrong else ""
+        # As in the reference, the case test comes first, so language detection is skipped.
         if not any(ch.isalpha() for ch in response):
-            return Check(False, "no letters at all")
-        return Check(False, f"contains {what} letters{example}; expected all {case}case")
+            return _make_check((False, "no letters at all"))
+        wrong = next(
+            (
+                w
+                for w in response.split()
+                if (not w.isupper() if case == "upper" else not w.islower()) and any(ch.isalpha() for ch in w)
+            ),
+            None,
+        )
+        what = "lowercase" if case == "upper" else "capital"
+        example = f" (e.g. {wrong!r})" if wrong else ""
+        return _make_check((False, f"contains {what} letters{example}; expected all {case}case"))
     detected, why = _detect_language(response)
     if detected is None:
         # The reference counts a detection error as followed; ifpo cannot confirm English, so it fails.
-        return Check(False, f"language could not be detected ({why}), expected English")
+        return _make_check((False, f"language could not be detected ({why}), expected English"))
     if detected != "en":
-        return Check(False, f"all {case}case, but detected language {detected}, expected English")
-    return Check(True, f"English, all {case}case")
+        return _make_check((False, f"all {case}case, but detected language {detected}, expected English"))
+    return _make_check((True, f"English, all {case}case"))
 
 
 @_ifeval(
@@ -773,8 +1039,17 @@ def no_comma(response: str, p: Mapping[str, Any]) -> Check:
 
     Example: passes "Red and blue." and fails "Red, blue."
     """
-    n = response.count(",")
-    if n:
-        line = next(ln for ln in response.splitlines() if "," in ln)
-        return Check(False, f"{plural(n, 'comma')}, expected none (first in {_quote(line.strip())})")
-    return Check(True, "no commas")
+    if not response or response.isspace():
+        return _EMPTY
+    first = response.find(",")
+    if first < 0:
+        return _NO_COMMAS
+    # The line of the first comma, found around it rather than by splitting every line.
+    end = response.find("\n", first)
+    line = response[response.rfind("\n", 0, first) + 1 : end if end >= 0 else None]
+    return _make_check(
+        (False, f"{_count(response.count(','), 'comma')}, expected none (first in {_quote(line.strip())})")
+    )
+
+
+_NO_COMMAS = Check(True, "no commas")
