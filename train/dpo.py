@@ -1,0 +1,192 @@
+"""DPO for Qwen3-VL with LoRA on image, video and text preference pairs.
+
+    accelerate launch train/dpo.py recipes/qwen3vl8b.yaml [--key value ...]
+    accelerate launch train/dpo.py recipes/tiny.yaml          # CPU, tiny model, sample pairs, about a minute
+
+Reads top to bottom: parse -> load -> build -> train -> save. Settings resolve as ifpo defaults <
+recipe < command line (``train/recipe.py``; ``--help`` lists ifpo's keys). Outputs in ``output_dir``:
+the adapter (and ``merged/`` with ``merge_adapter: true``), the processor, ``recipe.resolved.yaml``,
+``run_manifest.json`` (versions, git commit, data and model fingerprints), ``lengths.json``,
+``log_history.jsonl`` and ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    # Run as a script (accelerate launch / torchrun train/dpo.py): make the repository importable.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+logger = logging.getLogger("ifpo.dpo")
+
+
+def main(argv: list[str]) -> int:
+    started = time.time()
+    if argv and argv[0] in ("-h", "--help"):
+        from train.recipe import recipe_help
+
+        print(recipe_help())
+        return 0
+
+    # ---- 1. parse ----------------------------------------------------------------------------
+    from train.lengths import OverlongPairsError
+    from train.pairs import PairsError
+    from train.recipe import RecipeError, parse_recipe
+
+    try:
+        recipe = parse_recipe(argv)
+    except RecipeError as exc:
+        print(f"train/dpo.py: error: {exc}", file=sys.stderr)
+        return 2
+    cfg, args = recipe.ifpo, recipe.args
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+
+    import torch
+    from transformers import set_seed
+
+    from train import callbacks as cb
+    from train.lengths import check_lengths, measure_lengths, summarise
+    from train.model import load_processor_and_model, lora_config
+    from train.pairs import load_pairs, writable
+    from train.ref_logps import precompute_ref_logps
+    from train.trainer import IfpoDPOTrainer
+    from train.vision import DataCollatorForVideoPreference
+
+    set_seed(args.seed)
+    if cfg.resume:
+        from transformers.trainer_utils import get_last_checkpoint
+
+        if get_last_checkpoint(args.output_dir) is None:
+            print(f"train/dpo.py: error: resume: no checkpoint-* folder in {args.output_dir}", file=sys.stderr)
+            return 2
+
+    # ---- 2. load: model, processor, pairs -----------------------------------------------------
+    processor, model = load_processor_and_model(cfg, args)
+    try:
+        pairs = load_pairs(cfg.pairs, output_dir=out, split=cfg.pairs_split, media_root=cfg.media_root,
+                           max_pairs=cfg.max_pairs)
+        if cfg.eval_pairs in (None, "train"):
+            eval_pairs = pairs if cfg.eval_pairs == "train" else None
+        else:
+            eval_pairs = load_pairs(cfg.eval_pairs, output_dir=out, split=cfg.pairs_split, media_root=cfg.media_root)
+    except PairsError as exc:
+        print(f"train/dpo.py: error: {exc}", file=sys.stderr)
+        return 2
+    logger.info("pairs: %d from %s (fingerprint %s)", len(pairs.dataset), pairs.source, pairs.fingerprint[:12])
+
+    # ---- 3. build: collator, length check, trainer, reference log-probs -------------------------
+    budget = cfg.media_budget()
+    collator = DataCollatorForVideoPreference(processor, budget=budget)
+    lengths = measure_lengths(pairs.dataset, collator)
+    try:
+        dropped = check_lengths(lengths, cfg.max_length, cfg.overlong, out / "lengths.json")
+    except OverlongPairsError as exc:
+        print(f"train/dpo.py: error: {exc}", file=sys.stderr)
+        return 1
+    train_dataset = pairs.dataset
+    if dropped:
+        logger.warning("dropping %d pair(s) over max_length %s: %s", len(dropped), cfg.max_length, ", ".join(dropped))
+        keep = set(pairs.dataset["pair_id"]) - set(dropped)
+        train_dataset = train_dataset.filter(lambda row: row["pair_id"] in keep)
+    eval_dataset = None
+    if eval_pairs is not None:
+        eval_dataset = train_dataset if eval_pairs is pairs else eval_pairs.dataset
+    logger.info("lengths: %s", summarise(lengths))
+
+    timer = cb.StepTimerCallback()
+    callbacks = [cb.JsonlLogCallback(out / "log_history.jsonl"), timer]
+    if cfg.interrupt_after_steps:
+        callbacks.append(cb.InterruptCallback(cfg.interrupt_after_steps))
+    trainer = IfpoDPOTrainer(
+        model=model,
+        args=args,
+        data_collator=collator,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        processing_class=processor,
+        peft_config=lora_config(cfg),
+        callbacks=callbacks,
+    )
+
+    ref_cache = None
+    if cfg.precompute_ref_log_probs:
+        if cfg.ref_cache_dir:
+            cache_dir = Path(cfg.ref_cache_dir)
+        elif pairs.directory is not None and writable(pairs.directory / ".ifpo_cache"):
+            cache_dir = pairs.directory / ".ifpo_cache"
+        else:
+            cache_dir = out / "ref_logps_cache"
+        batch_size = cfg.precompute_ref_batch_size or args.per_device_eval_batch_size
+        # Cached values are per pair, so a cache made before pairs were dropped still serves the rest.
+        fingerprint = pairs.fingerprint
+        t0 = time.perf_counter()
+        train_dataset, ref_cache, hit = precompute_ref_logps(
+            trainer, train_dataset, collator, pairs_fingerprint=fingerprint, cache_dir=cache_dir,
+            batch_size=batch_size, budget=budget)
+        if eval_dataset is not None:
+            if eval_pairs is pairs:
+                eval_dataset = train_dataset
+            else:
+                eval_dataset, _, _ = precompute_ref_logps(
+                    trainer, eval_dataset, collator, pairs_fingerprint=eval_pairs.fingerprint, cache_dir=cache_dir,
+                    batch_size=batch_size, budget=budget)
+        trainer.use_precomputed_ref_logps(train_dataset, eval_dataset)
+        logger.info("reference log-probs %s %s in %.1fs", "read from" if hit else "computed into", ref_cache,
+                    time.perf_counter() - t0)
+
+    # ---- 4. train ------------------------------------------------------------------------------
+    resume = True if cfg.resume else args.resume_from_checkpoint
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    train_result = trainer.train(resume_from_checkpoint=resume)
+    metrics = {"train": train_result.metrics, "speed": cb.speed_summary(timer)}
+    interrupted = cfg.interrupt_after_steps is not None and trainer.state.global_step < trainer.state.max_steps
+    if eval_dataset is not None and not interrupted:
+        metrics["eval"] = trainer.evaluate()
+    if cfg.log_pair_ids:
+        rank = trainer.accelerator.process_index
+        (out / f"seen_pairs.rank{rank}.json").write_text(json.dumps(trainer.seen_pair_ids) + "\n", encoding="utf-8")
+
+    # ---- 5. save: adapter (+ merged), processor, resolved recipe, run manifest -----------------
+    if not interrupted:
+        trainer.save_model(str(out))  # the adapter (or full weights) and the processor, from rank 0
+    if trainer.accelerator.is_main_process:
+        from train.manifest import run_manifest
+        from train.recipe import dump_resolved
+
+        dump_resolved(recipe, out / "recipe.resolved.yaml")
+        if cfg.merge_adapter and cfg.use_lora and not interrupted:
+            merged = trainer.accelerator.unwrap_model(trainer.model).merge_and_unload()
+            merged.save_pretrained(str(out / "merged"))
+            processor.save_pretrained(str(out / "merged"))
+        manifest = run_manifest(
+            recipe=recipe,
+            pairs=pairs,
+            dropped=dropped,
+            lengths=summarise(lengths),
+            ref_cache=ref_cache,
+            metrics=metrics,
+            world_size=trainer.accelerator.num_processes,
+            interrupted=interrupted,
+            elapsed=time.time() - started,
+        )
+        (out / "run_manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+        (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=float) + "\n", encoding="utf-8")
+    trainer.accelerator.wait_for_everyone()
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+    logger.info("done in %.0fs; outputs in %s", time.time() - started, out)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main(sys.argv[1:]))

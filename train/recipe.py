@@ -1,0 +1,473 @@
+"""Recipe parsing for ``train/dpo.py``: one flat YAML, keys = dataclass fields, positional on the command line.
+
+``train/dpo.py RECIPE.yaml [--key value ...]`` resolves every setting as
+
+    ifpo defaults  <  RECIPE.yaml  <  --key value (command line)
+
+over two dataclasses: :class:`DPORecipe` (ifpo's keys: model, LoRA, pairs, media budgets, length
+check, reference precompute, resume) and TRL's ``DPOConfig`` (training arguments and loss knobs:
+``learning_rate``, ``beta``, ``loss_type``, ``report_to``, ...). TRL's own parser only reads
+``--config FILE``, hence this module. A key that is in neither dataclass is an error naming the closest
+valid key; values are converted to the field's type (``--learning_rate 1e-5``, ``--loss_type
+sigmoid,sft``, ``--resume``) and bad combinations are rejected by name.
+
+A few ``DPOConfig`` keys are owned by ifpo because TRL's behaviour for them breaks vision data:
+``max_length`` (TRL truncates, cutting vision tokens; ifpo checks lengths up front and never cuts),
+``precompute_ref_log_probs`` / ``precompute_ref_batch_size`` (TRL refuses them for vision data; ifpo
+implements them). ``truncation_mode`` and ``padding_free`` are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from train.vision import MediaBudget
+
+# ifpo's defaults for TRL keys (applied below the recipe file). CPU-vs-GPU precision is left to the
+# recipe on purpose: a recipe states where it runs.
+TRL_DEFAULTS: dict[str, Any] = {
+    "output_dir": "runs/dpo",
+    "report_to": "none",
+    "logging_steps": 10,
+    # TRL 1.16 defaults gradient checkpointing on; transformers 5.24 calls it activation_checkpointing.
+    "activation_checkpointing": True,
+}
+# Keys of DPOConfig that ifpo reimplements (its dataclass field wins) or refuses.
+OWNED_TRL_KEYS = ("max_length", "precompute_ref_log_probs", "precompute_ref_batch_size")
+REFUSED_TRL_KEYS = {
+    "truncation_mode": "ifpo never truncates; pairs over max_length are dropped or stop the run (overlong)",
+    "padding_free": "TRL 1.16 disables padding-free DPO; it has no effect",
+}
+# Deprecated transformers names moved to their new names before TrainingArguments sees them.
+RENAMED_TRL_KEYS = {
+    "gradient_checkpointing": "activation_checkpointing",
+    "gradient_checkpointing_kwargs": "activation_checkpointing_kwargs",
+}
+TRACKERS = {"wandb": "wandb", "tensorboard": "tensorboard", "trackio": "trackio"}
+
+
+class RecipeError(ValueError):
+    """A bad recipe or command line: reported as one line, without a traceback."""
+
+
+def _budget_field(name: str):
+    """A field mirroring :class:`MediaBudget`'s (same default and help), kept flat in the recipe."""
+    source = MediaBudget.__dataclass_fields__[name]
+    return field(default=source.default, metadata=dict(source.metadata))
+
+
+@dataclass
+class DPORecipe:
+    """ifpo's DPO keys. Everything else in a recipe is a TRL ``DPOConfig`` field."""
+
+    # model
+    model_name_or_path: str = field(
+        default="tiny",
+        metadata={"help": "hub id or local directory of a Qwen3-VL model; 'tiny' builds the offline tiny model; "
+                  "'random:CONFIG.json' draws random weights of that shape (benchmarks)"},
+    )
+    model_revision: str | None = field(default=None, metadata={"help": "hub revision (branch, tag or commit)"})
+    tiny_seed: int = field(default=0, metadata={"help": "weight seed of the tiny model ('tiny' only)"})
+    dtype: str = field(
+        default="auto",
+        metadata={"help": "load dtype: auto (bfloat16 with bf16, float16 with fp16, else float32), float32, bfloat16, float16"},
+    )
+    attn_implementation: str | None = field(
+        default=None, metadata={"help": "attention kernel: sdpa, flash_attention_2, eager (default: transformers' choice)"}
+    )
+    # LoRA
+    use_lora: bool = field(default=True, metadata={"help": "train a LoRA adapter (false: full fine-tuning)"})
+    lora_r: int = field(default=16, metadata={"help": "LoRA rank"})
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling numerator (scale = alpha / r)"})
+    lora_dropout: float = field(default=0.05, metadata={"help": "dropout on the LoRA input"})
+    lora_target_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        metadata={"help": "language-model projections that get an adapter"},
+    )
+    lora_vision: bool = field(default=False, metadata={"help": "also put LoRA on the vision tower's blocks"})
+    freeze_vision_tower: bool = field(
+        default=True, metadata={"help": "full fine-tuning only: keep the vision tower's weights fixed"}
+    )
+    merge_adapter: bool = field(
+        default=False, metadata={"help": "also save merged full weights to OUTPUT_DIR/merged after training"}
+    )
+    # data
+    pairs: str = field(
+        default="sample",
+        metadata={"help": "pairs: a builder output directory (pairs.jsonl or dataset/ + manifest.json), "
+                  "'hf:NAME' for a datasets hub dataset, or 'sample' (stand-in pairs from sample/items.jsonl)"},
+    )
+    pairs_split: str = field(default="train", metadata={"help": "split of an 'hf:' dataset"})
+    media_root: str | None = field(
+        default=None, metadata={"help": "folder media paths are relative to (default: the pairs manifest's media_root)"}
+    )
+    eval_pairs: str | None = field(
+        default=None, metadata={"help": "pairs to evaluate on, same forms as 'pairs'; 'train' reuses the training pairs"}
+    )
+    max_pairs: int | None = field(default=None, metadata={"help": "use only the first N pairs (quick runs)"})
+    log_pair_ids: bool = field(
+        default=False, metadata={"help": "write the ids of the pairs each rank trained on to OUTPUT_DIR/seen_pairs.rankN.json"}
+    )
+    # media budgets (qwen-vl-utils' policy)
+    image_min_pixels: int = _budget_field("image_min_pixels")
+    image_max_pixels: int = _budget_field("image_max_pixels")
+    image_max_side: int | None = _budget_field("image_max_side")
+    video_fps: float = _budget_field("video_fps")
+    video_min_frames: int = _budget_field("video_min_frames")
+    video_max_frames: int = _budget_field("video_max_frames")
+    video_min_pixels: int = _budget_field("video_min_pixels")
+    video_max_pixels: int = _budget_field("video_max_pixels")
+    video_total_pixels: int = _budget_field("video_total_pixels")
+    video_max_side: int | None = _budget_field("video_max_side")
+    # lengths
+    max_length: int | None = field(
+        default=4096,
+        metadata={"help": "longest prompt+response in tokens, vision tokens included; longer pairs are listed and "
+                  "handled by 'overlong', never truncated (null: no limit)"},
+    )
+    overlong: str = field(
+        default="error", metadata={"help": "pairs over max_length: 'error' stops before training, 'drop' leaves them out"}
+    )
+    # reference log-probs
+    precompute_ref_log_probs: bool = field(
+        default=True,
+        metadata={"help": "compute the reference log-probs once before training (cached beside the pairs) instead of "
+                  "a reference forward pass every step"},
+    )
+    precompute_ref_batch_size: int | None = field(
+        default=None, metadata={"help": "batch size of the precompute pass (default: per_device_eval_batch_size)"}
+    )
+    ref_cache_dir: str | None = field(
+        default=None,
+        metadata={"help": "where cached reference log-probs go (default: PAIRS_DIR/.ifpo_cache, or OUTPUT_DIR when that "
+                  "is not writable)"},
+    )
+    # resume
+    resume: bool = field(default=False, metadata={"help": "continue from the last checkpoint in output_dir"})
+    interrupt_after_steps: int | None = field(
+        default=None,
+        metadata={"help": "testing aid: save a checkpoint and stop after this many optimizer steps, as if the job "
+                  "were killed (resume it with --resume)"},
+    )
+
+    def __post_init__(self) -> None:
+        if not self.model_name_or_path:
+            raise ValueError("model_name_or_path is empty")
+        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise ValueError(f"dtype must be auto, float32, bfloat16 or float16; got {self.dtype!r}")
+        if self.overlong not in ("error", "drop"):
+            raise ValueError(f"overlong must be 'error' or 'drop'; got {self.overlong!r}")
+        if self.max_length is not None and self.max_length <= 0:
+            raise ValueError(f"max_length must be positive or null; got {self.max_length}")
+        if self.use_lora and self.lora_r <= 0:
+            raise ValueError(f"lora_r must be positive; got {self.lora_r}")
+        if self.lora_vision and not self.use_lora:
+            raise ValueError("lora_vision: true needs use_lora: true")
+        if not self.lora_target_modules:
+            raise ValueError("lora_target_modules is empty")
+        if not 0.0 <= self.lora_dropout < 1.0:
+            raise ValueError(f"lora_dropout must be in [0, 1); got {self.lora_dropout}")
+        if self.model_name_or_path.startswith("random:") and not self.use_lora:
+            raise ValueError("model_name_or_path: random:... needs use_lora: true (there is no checkpoint to reload "
+                             "as the full fine-tuning reference)")
+        if self.max_pairs is not None and self.max_pairs <= 0:
+            raise ValueError(f"max_pairs must be positive; got {self.max_pairs}")
+        if self.precompute_ref_batch_size is not None and self.precompute_ref_batch_size <= 0:
+            raise ValueError(f"precompute_ref_batch_size must be positive; got {self.precompute_ref_batch_size}")
+        if self.interrupt_after_steps is not None and self.interrupt_after_steps <= 0:
+            raise ValueError(f"interrupt_after_steps must be positive; got {self.interrupt_after_steps}")
+        self.media_budget()  # validates the budgets by name
+
+    def media_budget(self) -> MediaBudget:
+        """The image/video budgets as the collator takes them."""
+        return MediaBudget(**{f.name: getattr(self, f.name) for f in dataclasses.fields(MediaBudget)})
+
+
+@dataclass
+class Recipe:
+    """A parsed recipe: ifpo's keys, TRL's ``DPOConfig``, and the resolved key/value view that is saved."""
+
+    path: Path
+    ifpo: DPORecipe
+    args: Any  # trl.DPOConfig
+    resolved: dict[str, Any]
+
+
+# --------------------------------------------------------------------------------------------
+# value conversion
+# --------------------------------------------------------------------------------------------
+
+
+def _type_hints(cls) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # unresolvable forward references: fall back to the raw annotations
+        return {f.name: f.type for f in dataclasses.fields(cls)}
+
+
+def _describe(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _coerce(value: Any, tp: Any, key: str) -> Any:
+    """``value`` converted to ``tp`` (YAML and command-line values both pass here)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(tp)
+        if type(None) in options:
+            if value is None or (isinstance(value, str) and value.lower() in ("null", "~")):
+                return None
+            # "none" means None unless the field takes strings (report_to: none is TRL's own spelling).
+            if isinstance(value, str) and value.lower() == "none" and str not in options:
+                return None
+        # Strings last, so "3" becomes 3 for int | str but stays "3" for str alone.
+        for option in sorted((o for o in options if o is not type(None)), key=lambda o: o is str):
+            try:
+                return _coerce(value, option, key)
+            except RecipeError:
+                continue
+        raise RecipeError(f"{key}: expected {_describe(tp)}, got {value!r}")
+    if origin is typing.Literal:
+        if value not in typing.get_args(tp):
+            raise RecipeError(f"{key}: expected one of {list(typing.get_args(tp))}, got {value!r}")
+        return value
+    if origin in (list, tuple):
+        (item_type, *_) = typing.get_args(tp) or (Any,)
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        elif not isinstance(value, (list, tuple)):
+            value = [value]
+        return [_coerce(v, item_type, key) for v in value]
+    if origin is dict or tp is dict:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise RecipeError(f"{key}: expected a mapping (JSON on the command line), got {value!r}") from exc
+        if not isinstance(value, dict):
+            raise RecipeError(f"{key}: expected a mapping, got {value!r}")
+        return value
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "yes", "1", "false", "no", "0"):
+            return value.lower() in ("true", "yes", "1")
+        raise RecipeError(f"{key}: expected true or false, got {value!r}")
+    if tp is int:
+        if isinstance(value, bool):
+            raise RecipeError(f"{key}: expected an integer, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                number = None
+            if number is not None and number.is_integer():
+                return int(number)
+        raise RecipeError(f"{key}: expected an integer, got {value!r}")
+    if tp is float:
+        if isinstance(value, bool):
+            raise RecipeError(f"{key}: expected a number, got {value!r}")
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise RecipeError(f"{key}: expected a number, got {value!r}")
+    if tp is str:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise RecipeError(f"{key}: expected a string, got {value!r}")
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(value)
+        except ValueError as exc:
+            raise RecipeError(f"{key}: expected one of {[e.value for e in tp]}, got {value!r}") from exc
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+# --------------------------------------------------------------------------------------------
+
+
+def _parse_overrides(tokens: list[str], bool_keys: set[str]) -> dict[str, Any]:
+    """``--key value``, ``--key=value`` and bare ``--flag`` (booleans) into raw values."""
+    overrides: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not token.startswith("--") or token == "--":
+            raise RecipeError(f"expected --key value after the recipe, got {token!r}")
+        key, eq, value = token[2:].partition("=")
+        key = key.replace("-", "_")
+        if not eq:
+            following = tokens[i + 1] if i + 1 < len(tokens) else None
+            if following is None or following.startswith("--"):
+                if key not in bool_keys:
+                    raise RecipeError(f"--{key} needs a value")
+                value = "true"
+            else:
+                value = following
+                i += 1
+        # Bracketed values are YAML lists/mappings; everything else stays a string and is converted by the
+        # field's type, so "--run_name yes" stays the string "yes".
+        if value.startswith(("[", "{")):
+            try:
+                overrides[key] = yaml.safe_load(value)
+            except yaml.YAMLError as exc:
+                raise RecipeError(f"--{key}: cannot read {value!r} ({str(exc).splitlines()[0]})") from exc
+        else:
+            overrides[key] = value
+        i += 1
+    return overrides
+
+
+def _nearest(key: str, known: list[str]) -> str:
+    match = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+    return f"; did you mean {match[0]!r}?" if match else "; see `python train/dpo.py --help`"
+
+
+def recipe_help() -> str:
+    """Help text for ``train/dpo.py --help``, generated from the dataclasses."""
+    lines = [
+        "usage: accelerate launch train/dpo.py RECIPE.yaml [--key value ...]",
+        "",
+        "Settings resolve as ifpo defaults < RECIPE.yaml < command line. ifpo's keys:",
+    ]
+    for f in dataclasses.fields(DPORecipe):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        lines.append(f"  {f.name:<28} {f.metadata['help']} (default: {default})")
+    lines += [
+        "",
+        "Any other key is a field of TRL's DPOConfig (learning_rate, beta, loss_type, loss_weights, label_smoothing,",
+        "per_device_train_batch_size, gradient_accumulation_steps, bf16, use_cpu, report_to, output_dir, seed, ...).",
+        f"ifpo defaults for TRL keys: {TRL_DEFAULTS}",
+    ]
+    return "\n".join(lines)
+
+
+def _check_trackers(report_to: Any) -> None:
+    names = [report_to] if isinstance(report_to, str) else list(report_to or [])
+    import importlib.util
+
+    for name in names:
+        if name in ("none", "all"):
+            continue
+        if name not in TRACKERS:
+            raise RecipeError(f"report_to: {name!r} is not supported; use one of {sorted(TRACKERS)} or none")
+        if importlib.util.find_spec(TRACKERS[name]) is None:
+            raise RecipeError(f"report_to: {name} needs the {TRACKERS[name]!r} package (pip install {TRACKERS[name]})")
+
+
+def parse_recipe(argv: list[str]) -> Recipe:
+    """Parse ``RECIPE.yaml [--key value ...]`` into a :class:`Recipe`; bad input raises :class:`RecipeError`."""
+    from trl import DPOConfig
+
+    if not argv or argv[0].startswith("-"):
+        raise RecipeError("usage: train/dpo.py RECIPE.yaml [--key value ...] (the recipe comes first)")
+    path = Path(argv[0])
+    if not path.is_file():
+        raise RecipeError(f"recipe {path} not found")
+    try:
+        from_file = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise RecipeError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from exc
+    if not isinstance(from_file, dict):
+        raise RecipeError(f"{path}: a recipe is a mapping of key: value, got {type(from_file).__name__}")
+
+    ifpo_hints = _type_hints(DPORecipe)
+    trl_hints = _type_hints(DPOConfig)
+    ifpo_keys = [f.name for f in dataclasses.fields(DPORecipe)]
+    trl_keys = [f.name for f in dataclasses.fields(DPOConfig) if f.init]
+    known = sorted(set(ifpo_keys) | set(trl_keys))
+    bool_keys = {k for k in known if (ifpo_hints.get(k) or trl_hints.get(k)) in (bool, bool | None)}
+    overrides = _parse_overrides(argv[1:], bool_keys)
+
+    layers = [(f"{path}", from_file), ("the command line", overrides)]
+    values: dict[str, Any] = {}
+    for where, layer in layers:
+        for key, value in layer.items():
+            if not isinstance(key, str):
+                raise RecipeError(f"{where}: key {key!r} is not a string")
+            key = RENAMED_TRL_KEYS.get(key, key)
+            if key not in known:
+                raise RecipeError(f"unknown key {key!r} in {where}{_nearest(key, known)}")
+            if key in REFUSED_TRL_KEYS:
+                raise RecipeError(f"{key} is not used by ifpo: {REFUSED_TRL_KEYS[key]}")
+            tp = ifpo_hints[key] if key in ifpo_keys else trl_hints[key]
+            values[key] = _coerce(value, tp, key)
+
+    ifpo_values = {k: v for k, v in values.items() if k in ifpo_keys}
+    trl_values = {**TRL_DEFAULTS, **{k: v for k, v in values.items() if k not in ifpo_keys}}
+    try:
+        recipe = DPORecipe(**ifpo_values)
+    except ValueError as exc:
+        raise RecipeError(str(exc)) from exc
+
+    # Cross-checks that name the keys involved.
+    import torch
+
+    bf16, fp16, use_cpu = trl_values.get("bf16"), trl_values.get("fp16"), trl_values.get("use_cpu", False)
+    if (use_cpu or not torch.cuda.is_available()) and bf16 is not False and not fp16:
+        raise RecipeError(
+            "bf16 is on (TRL's default) but this run is on CPU"
+            + ("" if use_cpu else " (no CUDA device)")
+            + ": set use_cpu: true and bf16: false, as recipes/tiny.yaml does"
+        )
+    if trl_values.get("sync_ref_model") and recipe.precompute_ref_log_probs:
+        raise RecipeError("sync_ref_model: true moves the reference, so it cannot be precomputed: "
+                          "set precompute_ref_log_probs: false")
+    if recipe.resume and trl_values.get("resume_from_checkpoint"):
+        raise RecipeError("give either resume: true (last checkpoint) or resume_from_checkpoint: PATH, not both")
+    weights, loss_type = trl_values.get("loss_weights"), trl_values.get("loss_type")
+    if weights is not None and len(weights) != len(loss_type if isinstance(loss_type, list) else [loss_type or "sigmoid"]):
+        raise RecipeError(f"loss_weights {weights} needs one weight per loss_type entry ({loss_type})")
+    _check_trackers(trl_values.get("report_to"))
+
+    # ifpo owns these: TRL must neither truncate nor refuse the precompute it does not run.
+    trl_values.update(max_length=None, precompute_ref_log_probs=False, precompute_ref_batch_size=None)
+    try:
+        args = DPOConfig(**trl_values)
+    except (ValueError, TypeError) as exc:
+        raise RecipeError(f"DPOConfig: {exc}") from exc
+    if recipe.precompute_ref_log_probs and args.ld_alpha is not None:
+        raise RecipeError("ld_alpha weights the reference log-probs per token; use precompute_ref_log_probs: false with it")
+
+    resolved = {
+        **{f.name: getattr(recipe, f.name) for f in dataclasses.fields(DPORecipe)},
+        **{k: v for k, v in trl_values.items() if k not in OWNED_TRL_KEYS},
+    }
+    return Recipe(path=path, ifpo=recipe, args=args, resolved=resolved)
+
+
+def dump_resolved(recipe: Recipe, out_path: str | Path) -> None:
+    """Write the resolved recipe (every ifpo key, the TRL keys that were set) as YAML."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, enum.Enum):
+            return value.value
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        return value
+
+    header = f"# resolved from {recipe.path} (defaults < recipe < command line)\n"
+    body = yaml.safe_dump({k: plain(v) for k, v in recipe.resolved.items()}, sort_keys=False)
+    Path(out_path).write_text(header + body, encoding="utf-8")
