@@ -40,8 +40,7 @@ from verifiers.score import format_table
 
 RUN_FILE = "evaluation.json"  # what this folder's answers were generated with (checked on resume)
 # Settings that change the answers; the others (concurrency, timeouts, device) may differ on a resume.
-IDENTITY_KEYS = ("backend", "model", "base_url", "max_new_tokens", "temperature", "top_p", "video_fps",
-                 "video_max_frames", "seed")
+IDENTITY_KEYS = ("backend", "model", "base_url", "max_new_tokens", "temperature", "top_p", "media", "seed")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 

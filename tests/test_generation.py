@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI
 
-from verifiers.generation import GenerationConfig, item_messages, make_generator, sample_frame_indices
+from verifiers.generation import GenerationConfig, item_messages, make_generator
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample"
 ITEMS = [json.loads(line) for line in (SAMPLE / "items.jsonl").read_text().splitlines()]
@@ -41,27 +41,21 @@ def test_openai_backend_sends_images_and_video_frames():
         return 200, "an answer"
 
     with FakeOpenAI(handler) as server:
-        gen = make_generator({"backend": "openai", "model": "m", "base_url": server.base_url, "video_max_frames": 3},
+        gen = make_generator({"backend": "openai", "model": "m", "base_url": server.base_url, "media": {"video_fps": 1.0}},
                              SAMPLE)
         out = gen.generate(_mixed()[:1] + _mixed()[2:3])
     assert out == ["an answer", "an answer"]
     # requests run concurrently: identify them by their parts, not their order
     counts = sorted(sum(p["type"] == "image_url" for p in b["messages"][-1]["content"]) for b in seen)
-    assert counts == [1, 3]  # one image; three frames sampled from the video
+    assert counts == [1, 4]  # one image; 4 s of video at 1 fps
     urls = [p["image_url"]["url"] for b in seen for p in b["messages"][-1]["content"] if p["type"] == "image_url"]
     assert all(u.startswith("data:image/png;base64,") for u in urls)
-
-
-@pytest.mark.parametrize(
-    "total,fps_native,fps,max_frames,expected",
-    [(32, 8, 2, 16, [2, 6, 10, 14, 18, 22, 26, 30]), (32, 8, 2, 4, [4, 12, 20, 28]), (1, 8, 2, 4, [0]), (0, 8, 2, 4, [])],
-)
-def test_sample_frame_indices(total, fps_native, fps, max_frames, expected):
-    assert sample_frame_indices(total, fps_native, fps, max_frames) == expected
 
 
 def test_generation_config_errors():
     with pytest.raises(ValueError, match="did you mean 'max_new_tokens'"):
         GenerationConfig.from_mapping({"model": "m", "max_tokens": 5})
+    with pytest.raises(ValueError, match="did you mean 'video_fps'"):
+        GenerationConfig(model="m", media={"video_fsp": 1})
     with pytest.raises(ValueError, match="batch_size must be > 0"):
         GenerationConfig(model="m", batch_size=0)

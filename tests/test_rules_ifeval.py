@@ -380,3 +380,150 @@ def test_letter_param_check_message():
     ctype = REGISTRY.get("keywords:letter_frequency")
     errors = ctype.param_errors({"letter": "7", "let_frequency": 1, "let_relation": "at least"})
     assert errors and "single letter" in errors[0][1]
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast paths give the reference's result. Several checkers replace IFEval's regexes by string
+# operations (see the comments in verifiers/rules/ifeval.py); these compare them with the
+# reference formulation on random strings built from the characters that matter to each.
+
+
+def _fuzz(alphabet: list[str], n: int = 3000, max_len: int = 10, seed: int = 0) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    out = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, max_len))) for _ in range(n)]
+    return [t for t in out if t.strip()]  # blank responses fail before any of this
+
+
+def _verdict(type_id: str, params: dict, response: str) -> bool:
+    return run_checker(REGISTRY.get(type_id), response, params).passed
+
+
+def test_word_count_matches_nltk_regexp_tokenizer():
+    import re
+
+    from verifiers.rules.ifeval import _count_words
+
+    for text in _fuzz(["a", "Z", "9", "_", " ", "\n", "'", "-", ".", "é", "中", "\u00a0", "ß"]):
+        assert _count_words(text) == len(re.findall(r"\w+", text)), repr(text)
+
+
+def test_bullet_count_matches_reference_regexes():
+    import re
+
+    from verifiers.rules.ifeval import _count_bullets
+
+    star, dash = re.compile(r"^\s*\*[^\*].*$", re.M), re.compile(r"^\s*-.*$", re.M)
+    for text in _fuzz(["*", "-", "\n", " ", "a", "\t", "\r", "**", "\u3000"], n=6000):
+        assert _count_bullets(text) == len(star.findall(text)) + len(dash.findall(text)), repr(text)
+
+
+def test_paragraph_split_matches_reference():
+    import re
+
+    def reference(value: str, num: int) -> bool:
+        parts = re.split(r"\s?\*\*\*\s?", value)
+        n = len(parts)
+        for i, part in enumerate(parts):
+            if not part.strip():
+                if i in (0, len(parts) - 1):
+                    n -= 1
+                else:
+                    return False
+        return n == num
+
+    for text in _fuzz(["***", "*", " ", "\n", "a", "\t"]):
+        for num in range(4):
+            expected = reference(text, num)
+            assert _verdict("length_constraints:number_paragraphs", {"num_paragraphs": num}, text) is expected
+
+
+def test_section_count_matches_reference_split():
+    import re
+
+    for spliter in ("Section", "SECTION", "1", "A b"):
+        alphabet = [spliter, " ", "\n", "1", "23", "x", "\t"]
+        for text in _fuzz(alphabet, n=1500):
+            count = len(re.split(r"\s?" + re.escape(spliter) + r"\s?\d+\s?", text)) - 1
+            for num in (1, 2, 3):
+                params = {"section_spliter": spliter, "num_sections": num}
+                passed = _verdict("detectable_format:multiple_sections", params, text)
+                assert passed is (count >= num), (spliter, num, text)
+
+
+def test_postscript_matches_reference_regexes():
+    import re
+
+    patterns = {"P.S.": r"\s*p\.\s?s\..*$", "P.P.S": r"\s*p\.\s?p\.\s?s.*$", "Note:": r"\s*note:.*$"}
+    for text in _fuzz(["p.", "P.", "p", ".", "s", "S.", "s.", " ", "\n", "note:", "x"]):
+        for marker, pattern in patterns.items():
+            expected = bool(re.findall(pattern, text.lower(), flags=re.MULTILINE))
+            params = {"postscript_marker": marker}
+            assert _verdict("detectable_content:postscript", params, text) is expected, (marker, text)
+
+
+def test_keyword_matching_matches_ignorecase_regexes():
+    import re
+
+    # "ſ" (long s) and "\u212a" (Kelvin sign) match "s" and "k" under re.IGNORECASE only.
+    words = ["cat", "c++", "-x", "Straße", "ſ", "k", "a_b"]
+    alphabet = ["cat", "CAT", "c++", "-x", "a", "_", " ", "ſ", "s", "K", "\u212a", "k", "ß", "b"]
+    for text in _fuzz(alphabet, n=2000):
+        for word in words:
+            present = bool(re.search(re.escape(word), text, re.IGNORECASE))
+            assert _verdict("keywords:existence", {"keywords": [word]}, text) is present, (word, text)
+            count = len(re.findall(re.escape(word), text, re.IGNORECASE))
+            params = {"keyword": word, "frequency": 2, "relation": "at least"}
+            assert _verdict("keywords:frequency", params, text) is (count >= 2), (word, text)
+            whole = bool(re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE))
+            params = {"forbidden_words": [word]}
+            assert _verdict("keywords:forbidden_words", params, text) is (not whole), (word, text)
+
+
+def test_json_matches_json_loads():
+    import json
+
+    atoms = ['{', '}', '[', ']', '"', 'a', ':', ',', '1', '-', '.', 'e', 'true', 'null', 'NaN', ' ', '\n',
+             'Infinity', '\\', '```', 'json', '0', 'tru', '\ufeff']  # fmt: skip
+    for text in _fuzz(atoms, n=5000):
+        value = text.strip()
+        for prefix in ("```json", "```Json", "```JSON", "```"):
+            if value.startswith(prefix):
+                value = value[len(prefix) :]
+                break
+        value = value.removesuffix("```").strip()
+        try:
+            json.loads(value)
+            reason = "valid JSON"
+        except ValueError as e:
+            reason = f"not valid JSON: {e}"
+        check = run_checker(REGISTRY.get("detectable_format:json_format"), text, {})
+        assert check.passed is (reason == "valid JSON"), repr(text)
+        if not value.startswith("\ufeff"):  # a BOM is reported as "Expecting value"
+            assert check.reason == reason, repr(text)
+
+
+def test_end_phrase_matches_reference():
+    for text in _fuzz(["Bye", "bye", "BYE", '"', " ", "\n", "x", "İ", "ß"]):
+        for phrase in ("bye", "Bye bye", '"bye'):
+            expected = text.strip().strip('"').lower().endswith(phrase.strip().lower())
+            assert _verdict("startend:end_checker", {"end_phrase": phrase}, text) is expected, (phrase, text)
+
+
+def test_nth_paragraph_first_word_rules():
+    # Curly quotes are stripped like straight ones, and letters are lowered one by one as in the
+    # reference ("ΟΔΟΣ" is "οδοσ", not "οδος" as str.lower gives it).
+    params = {"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "οδοσ"}
+    assert _verdict("length_constraints:nth_paragraph_first_word", params, "Hi.\n\n“ΟΔΟΣ” here.")
+    params = {"num_paragraphs": 2, "nth_paragraph": 1, "first_word": "don"}
+    assert _verdict("length_constraints:nth_paragraph_first_word", params, "\n\n\n'Don't.\n\n \n\nNo.")
+
+
+def test_checks_are_check_tuples():
+    from verifiers.registry import Check
+
+    check = _run("length_constraints:number_words", {}, "one two three four five six")
+    assert type(check) is Check and check == Check(False, "6 words, expected less than 5")
+    passed, reason = _run("punctuation:no_comma", {}, "no commas here")
+    assert passed is True and reason == "no commas"

@@ -116,6 +116,13 @@ def main(argv: list[str]) -> int:
         callbacks=callbacks,
     )
 
+    if cfg.eval_hook is not None:
+        from eval_hooks.callback import IfpoEvalCallback
+
+        # Scores the base weights (step 0), every N steps / each save and the final weights with the
+        # verifier suite; metrics go to the trainer's trackers through the trainer's own log path.
+        IfpoEvalCallback.from_config(cfg.eval_hook_config(), output_dir=out).attach(trainer)
+
     ref_cache = None
     if cfg.precompute_ref_log_probs:
         if cfg.ref_cache_dir:

@@ -153,6 +153,12 @@ class DPORecipe:
                   "is not writable)"},
     )
     # resume
+    eval_hook: dict | None = field(
+        default=None,
+        metadata={"help": "evaluate checkpoints with the verifier suite: keys of eval_hooks.callback.EvalHookConfig "
+                          "(items, every_steps, on_save, generation, judge, max_items); generation's media budgets "
+                          "default to this recipe's, so evaluation sees what training sees"},
+    )
     resume: bool = field(default=False, metadata={"help": "continue from the last checkpoint in output_dir"})
     interrupt_after_steps: int | None = field(
         default=None,
@@ -187,6 +193,20 @@ class DPORecipe:
         if self.interrupt_after_steps is not None and self.interrupt_after_steps <= 0:
             raise ValueError(f"interrupt_after_steps must be positive; got {self.interrupt_after_steps}")
         self.media_budget()  # validates the budgets by name
+        if self.eval_hook is not None:
+            from eval_hooks.callback import EvalHookConfig
+
+            EvalHookConfig.from_mapping(self.eval_hook, source="eval_hook")  # unknown keys named here, not mid-run
+
+    def eval_hook_config(self) -> dict | None:
+        """The eval hook with the training media budgets as its generation defaults."""
+        if self.eval_hook is None:
+            return None
+        hook = dict(self.eval_hook)
+        generation = dict(hook.get("generation") or {})
+        generation.setdefault("media", dataclasses.asdict(self.media_budget()))
+        hook["generation"] = generation
+        return hook
 
     def media_budget(self) -> MediaBudget:
         """The image/video budgets as the collator takes them."""
@@ -338,9 +358,9 @@ def _parse_overrides(tokens: list[str], bool_keys: set[str]) -> dict[str, Any]:
     return overrides
 
 
-def _nearest(key: str, known: list[str]) -> str:
+def _nearest(key: str, known: list[str], script: str = "train/dpo.py") -> str:
     match = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
-    return f"; did you mean {match[0]!r}?" if match else "; see `python train/dpo.py --help`"
+    return f"; did you mean {match[0]!r}?" if match else f"; see `python {script} --help`"
 
 
 def recipe_help() -> str:
@@ -375,12 +395,23 @@ def _check_trackers(report_to: Any) -> None:
             raise RecipeError(f"report_to: {name} needs the {TRACKERS[name]!r} package (pip install {TRACKERS[name]})")
 
 
-def parse_recipe(argv: list[str]) -> Recipe:
-    """Parse ``RECIPE.yaml [--key value ...]`` into a :class:`Recipe`; bad input raises :class:`RecipeError`."""
-    from trl import DPOConfig
+def read_recipe_values(
+    argv: list[str],
+    ifpo_cls: type,
+    trl_cls: type,
+    *,
+    script: str = "train/dpo.py",
+    refused: dict[str, str] | None = None,
+) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """``RECIPE.yaml [--key value ...]`` read and type-converted against two dataclasses.
 
+    Returns the recipe path, the values of ``ifpo_cls`` fields and the values of ``trl_cls`` fields
+    (file < command line; ifpo's TRL defaults are not applied here). Shared by ``train/dpo.py`` and
+    ``train/grpo.py`` so both entry scripts read recipes by the same rules.
+    """
+    refused = REFUSED_TRL_KEYS if refused is None else refused
     if not argv or argv[0].startswith("-"):
-        raise RecipeError("usage: train/dpo.py RECIPE.yaml [--key value ...] (the recipe comes first)")
+        raise RecipeError(f"usage: {script} RECIPE.yaml [--key value ...] (the recipe comes first)")
     path = Path(argv[0])
     if not path.is_file():
         raise RecipeError(f"recipe {path} not found")
@@ -391,10 +422,10 @@ def parse_recipe(argv: list[str]) -> Recipe:
     if not isinstance(from_file, dict):
         raise RecipeError(f"{path}: a recipe is a mapping of key: value, got {type(from_file).__name__}")
 
-    ifpo_hints = _type_hints(DPORecipe)
-    trl_hints = _type_hints(DPOConfig)
-    ifpo_keys = [f.name for f in dataclasses.fields(DPORecipe)]
-    trl_keys = [f.name for f in dataclasses.fields(DPOConfig) if f.init]
+    ifpo_hints = _type_hints(ifpo_cls)
+    trl_hints = _type_hints(trl_cls)
+    ifpo_keys = [f.name for f in dataclasses.fields(ifpo_cls)]
+    trl_keys = [f.name for f in dataclasses.fields(trl_cls) if f.init]
     known = sorted(set(ifpo_keys) | set(trl_keys))
     bool_keys = {k for k in known if (ifpo_hints.get(k) or trl_hints.get(k)) in (bool, bool | None)}
     overrides = _parse_overrides(argv[1:], bool_keys)
@@ -407,20 +438,20 @@ def parse_recipe(argv: list[str]) -> Recipe:
                 raise RecipeError(f"{where}: key {key!r} is not a string")
             key = RENAMED_TRL_KEYS.get(key, key)
             if key not in known:
-                raise RecipeError(f"unknown key {key!r} in {where}{_nearest(key, known)}")
-            if key in REFUSED_TRL_KEYS:
-                raise RecipeError(f"{key} is not used by ifpo: {REFUSED_TRL_KEYS[key]}")
+                raise RecipeError(f"unknown key {key!r} in {where}{_nearest(key, known, script)}")
+            if key in refused:
+                raise RecipeError(f"{key} is not used by ifpo: {refused[key]}")
             tp = ifpo_hints[key] if key in ifpo_keys else trl_hints[key]
             values[key] = _coerce(value, tp, key)
+    return (
+        path,
+        {k: v for k, v in values.items() if k in ifpo_keys},
+        {k: v for k, v in values.items() if k not in ifpo_keys},
+    )
 
-    ifpo_values = {k: v for k, v in values.items() if k in ifpo_keys}
-    trl_values = {**TRL_DEFAULTS, **{k: v for k, v in values.items() if k not in ifpo_keys}}
-    try:
-        recipe = DPORecipe(**ifpo_values)
-    except ValueError as exc:
-        raise RecipeError(str(exc)) from exc
 
-    # Cross-checks that name the keys involved.
+def check_cpu_precision(trl_values: dict[str, Any], example: str = "recipes/tiny.yaml") -> None:
+    """Refuse TRL's default bf16 on a CPU run, naming the keys to set."""
     import torch
 
     bf16, fp16, use_cpu = trl_values.get("bf16"), trl_values.get("fp16"), trl_values.get("use_cpu", False)
@@ -428,8 +459,23 @@ def parse_recipe(argv: list[str]) -> Recipe:
         raise RecipeError(
             "bf16 is on (TRL's default) but this run is on CPU"
             + ("" if use_cpu else " (no CUDA device)")
-            + ": set use_cpu: true and bf16: false, as recipes/tiny.yaml does"
+            + f": set use_cpu: true and bf16: false, as {example} does"
         )
+
+
+def parse_recipe(argv: list[str]) -> Recipe:
+    """Parse ``RECIPE.yaml [--key value ...]`` into a :class:`Recipe`; bad input raises :class:`RecipeError`."""
+    from trl import DPOConfig
+
+    path, ifpo_values, trl_only = read_recipe_values(argv, DPORecipe, DPOConfig)
+    trl_values = {**TRL_DEFAULTS, **trl_only}
+    try:
+        recipe = DPORecipe(**ifpo_values)
+    except ValueError as exc:
+        raise RecipeError(str(exc)) from exc
+
+    # Cross-checks that name the keys involved.
+    check_cpu_precision(trl_values)
     if trl_values.get("sync_ref_model") and recipe.precompute_ref_log_probs:
         raise RecipeError("sync_ref_model: true moves the reference, so it cannot be precomputed: "
                           "set precompute_ref_log_probs: false")

@@ -47,8 +47,11 @@ class GenerationConfig:
     max_retries: int = field(default=2, metadata={"help": "HTTP retries with exponential backoff"})
     concurrency: int = field(default=8, metadata={"help": "HTTP requests in flight"})
     batch_size: int = field(default=8, metadata={"help": "conversations per generate call (transformers; left-padded)"})
-    video_fps: float = field(default=2.0, metadata={"help": "frames per second sampled from videos"})
-    video_max_frames: int = field(default=16, metadata={"help": "at most this many frames per video"})
+    media: dict = field(
+        default_factory=dict,
+        metadata={"help": "image/video budgets (verifiers.media.MediaBudget keys: video_fps, video_max_frames, "
+                          "image_max_pixels, ...); give the training recipe's values so evaluation sees what training saw"},
+    )
     device: str = field(default="cpu", metadata={"help": "transformers backend device (cpu, cuda, cuda:1)"})
     seed: int = field(default=0, metadata={"help": "sampling seed (transformers backend)"})
 
@@ -57,9 +60,22 @@ class GenerationConfig:
             raise ValueError(f"generation backend {self.backend!r} is not one of {list(BACKENDS)}")
         if not self.model:
             raise ValueError("generation config: 'model' is required")
-        for name in ("max_new_tokens", "concurrency", "batch_size", "video_max_frames", "video_fps"):
+        for name in ("max_new_tokens", "concurrency", "batch_size"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"generation config: {name} must be > 0, got {getattr(self, name)}")
+        _ = self.budget  # validates the media keys now rather than at the first video
+
+    @property
+    def budget(self):
+        from verifiers.media import MediaBudget
+
+        names = [f.name for f in dataclasses.fields(MediaBudget)]
+        for key in self.media:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"generation config: media: unknown key {key!r}{hint} (known: {', '.join(names)})")
+        return MediaBudget(**self.media)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "generation config") -> GenerationConfig:
@@ -94,16 +110,6 @@ def item_messages(
     return messages
 
 
-def sample_frame_indices(total: int, native_fps: float, fps: float, max_frames: int) -> list[int]:
-    """Uniform frame indices at ``fps``, at most ``max_frames``, at least one."""
-    if total <= 0:
-        return []
-    duration = total / native_fps if native_fps else total
-    n = max(1, min(max_frames, total, int(round(duration * fps)) or 1))
-    step = total / n
-    return sorted({min(total - 1, int(i * step + step / 2)) for i in range(n)})
-
-
 class Generator:
     """Base: ``generate(list of messages) -> list of texts`` (one per conversation, same order)."""
 
@@ -120,12 +126,21 @@ class Generator:
 
 class OpenAIGenerator(Generator):
     def _content(self, part: Mapping[str, Any]) -> list[dict[str, Any]]:
-        from verifiers.judge import media_parts
+        from verifiers.judge import png_data_url
+        from verifiers.media import load_image, load_video
 
         if part["type"] == "text":
             return [{"type": "text", "text": part["text"]}]
-        kind = "videos" if part["type"] == "video" else "images"
-        return media_parts({kind: [part["path"]]}, self.media_root, self.config.video_max_frames)
+        # The same frames and sizes an in-process model (and training) would get, as PNG data URLs.
+        path = self.media_root / part["path"]
+        if part["type"] == "image":
+            images = [load_image(path, self.config.budget, 32)]
+        else:
+            from PIL import Image
+
+            frames, _ = load_video(path, self.config.budget, 32)
+            images = [Image.fromarray(frame) for frame in frames]
+        return [{"type": "image_url", "image_url": {"url": png_data_url(img)}} for img in images]
 
     def _one(self, messages: list[dict[str, Any]]) -> str:
         body = {
@@ -179,19 +194,11 @@ class TransformersGenerator(Generator):
             self._model = AutoModelForImageTextToText.from_pretrained(self.config.model).to(self.config.device)
         self._model.eval()
 
-    def _video(self, rel: str):
-        from transformers.video_utils import load_video
-
-        path = str(self.media_root / rel)
-        frames, meta = load_video(path, backend="pyav")
-        keep = sample_frame_indices(len(frames), meta.fps or 0, self.config.video_fps, self.config.video_max_frames)
-        meta.frames_indices = keep
-        return frames[keep], meta
-
     def encode(self, conversations: Sequence[list[dict[str, Any]]]):
         """Processor inputs for a batch of conversations (generation prompt added, left-padded)."""
-        from PIL import Image
+        from verifiers.media import load_image, load_video, patch_factor
 
+        budget, factor = self.config.budget, patch_factor(self._processor)
         rendered, metas = [], []
         for messages in conversations:
             turns = []
@@ -199,10 +206,9 @@ class TransformersGenerator(Generator):
                 parts = []
                 for p in m["content"]:
                     if p["type"] == "image":
-                        with Image.open(self.media_root / p["path"]) as img:
-                            parts.append({"type": "image", "image": img.convert("RGB")})
+                        parts.append({"type": "image", "image": load_image(self.media_root / p["path"], budget, factor)})
                     elif p["type"] == "video":
-                        frames, meta = self._video(p["path"])
+                        frames, meta = load_video(self.media_root / p["path"], budget, factor)
                         metas.append(meta)  # in the order the processor meets the videos
                         parts.append({"type": "video", "video": frames})
                     else:
@@ -211,7 +217,10 @@ class TransformersGenerator(Generator):
             rendered.append(turns)
         # Left padding: generation continues every row right after its own prompt.
         self._processor.tokenizer.padding_side = "left"
-        kwargs = {"video_metadata": metas, "do_sample_frames": False} if metas else {}
+        # Media are sampled and resized already (verifiers.media), exactly as the training collator does.
+        kwargs: dict[str, Any] = {"do_resize": False}
+        if metas:
+            kwargs.update(video_metadata=metas, do_sample_frames=False)
         return self._processor.apply_chat_template(
             rendered, tokenize=True, return_dict=True, return_tensors="pt", add_generation_prompt=True,
             padding=True, processor_kwargs=kwargs,

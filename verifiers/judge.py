@@ -209,7 +209,7 @@ def check_schema(answer: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[s
 # --- media for VLM judges -----------------------------------------------------------------------
 
 
-def _png_data_url(image: Any) -> str:
+def png_data_url(image: Any) -> str:
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
@@ -224,7 +224,7 @@ def media_parts(media: Mapping[str, Sequence[str]] | None, root: Path | None, fr
     parts: list[dict[str, Any]] = []
     for rel in media.get("images", []) or []:
         with Image.open(root / rel) as img:
-            parts.append({"type": "image_url", "image_url": {"url": _png_data_url(img)}})
+            parts.append({"type": "image_url", "image_url": {"url": png_data_url(img)}})
     for rel in media.get("videos", []) or []:
         import av
 
@@ -234,7 +234,7 @@ def media_parts(media: Mapping[str, Sequence[str]] | None, root: Path | None, fr
             continue
         step = max(len(decoded) / max(frames, 1), 1)
         picks = sorted({min(int(i * step + step / 2), len(decoded) - 1) for i in range(min(frames, len(decoded)))})
-        parts += [{"type": "image_url", "image_url": {"url": _png_data_url(decoded[i])}} for i in picks]
+        parts += [{"type": "image_url", "image_url": {"url": png_data_url(decoded[i])}} for i in picks]
     return parts
 
 

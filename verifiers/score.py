@@ -194,8 +194,8 @@ def format_table(report: Mapping[str, Any]) -> str:
     vsys = report.get("vsysbench") or {}
     if vsys.get("n") or vsys.get("unjudged"):
         lines.append(
-            f"\nsystem-message items {vsys['n']}: CSR {_pct(vsys['csr'])} TA {_pct(vsys['ta'])} JSR {_pct(vsys['jsr'])} "
-            f"CCS {'-' if vsys['ccs'] is None else round(vsys['ccs'], 3)} (unjudged {vsys['unjudged']})"
+            f"\nsystem-message items: {vsys['n']} scored, {vsys['unjudged']} without a judged task score; CSR {_pct(vsys['csr'])} TA {_pct(vsys['ta'])} JSR {_pct(vsys['jsr'])} "
+            f"CCS {'-' if vsys['ccs'] is None else round(vsys['ccs'], 3)}"
         )
     if report.get("missing_responses"):
         lines.append(f"\n{len(report['missing_responses'])} item(s) had no response and were not scored")
