@@ -102,22 +102,15 @@ class BuildConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "build config") -> BuildConfig:
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in data:
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"{source}: unknown key {key!r}{hint} (known: {', '.join(names)})")
-        return cls(**dict(data))
+        from verifiers.config import from_mapping
+
+        return from_mapping(cls, data, source)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> BuildConfig:
-        import yaml
+        from verifiers.config import yaml_mapping
 
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping of build settings")
-        return cls.from_mapping(data, source=str(path))
+        return cls.from_mapping(yaml_mapping(path), source=str(path))
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -84,15 +84,9 @@ class EvalHookConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "eval hook") -> EvalHookConfig:
-        import difflib
+        from verifiers.config import from_mapping
 
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in data:
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"{source}: unknown key {key!r}{hint} (known: {', '.join(names)})")
-        return cls(**dict(data))
+        return from_mapping(cls, data, source)
 
 
 def generation_config(generation: GenerationConfig | Mapping[str, Any] | None) -> GenerationConfig:

@@ -16,7 +16,6 @@ here, so a prompt is rendered the same way wherever it is sent.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import os
 import threading
@@ -67,25 +66,17 @@ class GenerationConfig:
 
     @property
     def budget(self):
+        from verifiers.config import check_keys
         from verifiers.media import MediaBudget
 
-        names = [f.name for f in dataclasses.fields(MediaBudget)]
-        for key in self.media:
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"generation config: media: unknown key {key!r}{hint} (known: {', '.join(names)})")
+        check_keys(self.media, [f.name for f in dataclasses.fields(MediaBudget)], "generation config: media")
         return MediaBudget(**self.media)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "generation config") -> GenerationConfig:
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in data:
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"{source}: unknown key {key!r}{hint} (known: {', '.join(names)})")
-        return cls(**dict(data))
+        from verifiers.config import from_mapping
+
+        return from_mapping(cls, data, source)
 
 
 def item_messages(

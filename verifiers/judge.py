@@ -17,8 +17,6 @@ variable that holds it, and the key is kept out of reprs, logs, caches and repor
 from __future__ import annotations
 
 import base64
-import dataclasses
-import difflib
 import hashlib
 import io
 import json
@@ -85,23 +83,15 @@ class JudgeConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "judge config") -> JudgeConfig:
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in data:
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"{source}: unknown key {key!r}{hint} (known: {', '.join(names)})")
-        return cls(**dict(data))
+        from verifiers.config import from_mapping
+
+        return from_mapping(cls, data, source)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> JudgeConfig:
-        import yaml
+        from verifiers.config import yaml_mapping
 
-        text = Path(path).read_text(encoding="utf-8")
-        data = yaml.safe_load(text) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping of judge settings, got {type(data).__name__}")
-        return cls.from_mapping(data, source=str(path))
+        return cls.from_mapping(yaml_mapping(path), source=str(path))
 
 
 class JudgeError(RuntimeError):
