@@ -312,3 +312,19 @@ def test_two_ranks_see_different_pairs(tmp_path):
     assert not set(seen[0]) & set(seen[1])
     assert json.loads((out / "run_manifest.json").read_text())["world_size"] == 2
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_eval_hook_reports_step_0_and_each_checkpoint_to_the_trackers(tmp_path):
+    """The recipe's eval_hook: the verifier suite scores the base weights and every saved checkpoint."""
+    out = tmp_path / "hooked"
+    hook = {"items": str(REPO / "sample" / "items.jsonl"), "max_items": 4,
+            "generation": {"max_new_tokens": 8, "temperature": 0}}
+    run([*LAUNCH, str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"), "--output_dir", str(out),
+         "--max_steps", "4", "--save_steps", "2", "--eval_pairs", "null", "--report_to", "wandb",
+         "--eval_hook", json.dumps(hook)], cwd=tmp_path)
+    for step in (0, 2, 4):
+        report = json.loads((out / "eval" / f"checkpoint-{step}" / "report.json").read_text())
+        assert report["n_items"] == 4 and report["evaluation"]["step"] == step
+    logs = [json.loads(line) for line in (out / "log_history.jsonl").read_text().splitlines()]
+    assert sorted(x["step"] for x in logs if "eval_ifpo/cpr_micro" in x) == [0, 2, 4]
