@@ -1,0 +1,180 @@
+"""GRPO bench on CPU: reward cost per rollout beside step time, and a longer tiny-model run on a length budget.
+
+    python bench/grpo_reward_bench.py --out runs/bench/grpo            # both parts, a few minutes on 2 cores
+    python bench/grpo_reward_bench.py --part reward                   # reward cost only (seconds)
+    python bench/grpo_reward_bench.py --part train --steps 150        # the learning experiment only
+
+Part 1 (reward): the checklist reward of ``train/rewards.py`` over every non-conflict sample item
+with several responses each (the reference, a truncated and a case-flipped variant), timed per
+rollout for (a) rule verdicts only (no judge; judge-route constraints unjudged) and (b) with a judge
+on a local OpenAI-compatible server (``tests/fake_openai.py``), cold and with a warm on-disk cache.
+
+Part 2 (train): ``IfpoGRPOTrainer`` on the tiny Qwen3-VL with two text items whose checklist is three
+word budgets (at most 12, 6 and 3 words; CPR rewards shorter answers), ``--steps`` optimizer steps
+of 2 prompts x 4 rollouts at temperature 1. Reports step time, reward cost per rollout inside the
+run, and the mean reward of the first and last 20 steps (does it rise?). Everything goes to
+``OUT/report.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+# Random-token rollouts of 24 tokens hold 10-18 words, so budgets in that range give a graded reward
+# that varies within a group; fewer words per token (longer sub-words, earlier end) earns more.
+BUDGETS = (12, 10, 8)
+LENGTH_ITEMS = [
+    {
+        "id": f"len-{i}",
+        "source": "bench",
+        "media": {"videos": [], "images": []},
+        "instruction": instruction,
+        "structure": "single",
+        "tasks": [{"name": "answer", "description": "Answer briefly."}],
+        "constraints": [
+            {"id": f"c{j}", "type": "response_length_constraint", "dimension": "format",
+             "description": f"Answer in at most {n} words.", "params": {"min_count": 1, "max_count": n, "unit": "word"}}
+            for j, n in enumerate(BUDGETS, start=1)
+        ],
+    }
+    for i, instruction in enumerate(["Name a colour, briefly.", "Say one word about the sky."])
+]
+
+
+def _variants(text: str) -> list[str]:
+    words = text.split()
+    return [text, " ".join(words[: max(1, len(words) // 2)]), text.swapcase()]
+
+
+def reward_cost(out: Path, repeats: int = 3) -> dict:
+    from fake_openai import FakeOpenAI
+
+    from train.grpo_trainer import select_items
+    from train.rewards import ChecklistReward
+    from verifiers.checklist import ChecklistEvaluator
+    from verifiers.judge import make_judge
+    from verifiers.schema import read_items
+
+    items = select_items(read_items(REPO / "sample" / "items.jsonl"))
+    pairs = [(str(it["id"]), v) for it in items for v in _variants(it["reference_response"])]
+    ids, texts = [p[0] for p in pairs], [p[1] for p in pairs]
+
+    def timed(reward) -> float:
+        best = float("inf")
+        for _ in range(repeats):
+            reward._cache.clear()
+            start = time.perf_counter()
+            reward.score_batch(ids, texts)
+            best = min(best, time.perf_counter() - start)
+        return best / len(texts)
+
+    result: dict = {"rollouts": len(texts), "items": len(items)}
+    rule = ChecklistReward(items, ChecklistEvaluator(None, media_root=REPO / "sample"), rewards=["cpr", "ipr"])
+    result["rule_only_ms_per_rollout"] = round(1000 * timed(rule), 3)
+
+    def handler(body):
+        # Answers shaped by the request's schema, as a schema-constrained endpoint returns them.
+        schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        props = schema.get("properties", {})
+        if "params" in props:
+            return 200, json.dumps({"params": {}})
+        if "answers" in props:
+            return 200, json.dumps({"answers": [True] * props["answers"].get("minItems", 1), "reason": "ok"})
+        answer = {k: True for k in schema.get("required", []) if props.get(k, {}).get("type") == "boolean"}
+        return 200, json.dumps({"passed": True, "reason": "ok", **answer})
+
+    latency = 0.05  # a fast local judge server; cold cost scales with it, warm cost does not
+    with tempfile.TemporaryDirectory() as cache, FakeOpenAI(handler, delay=latency) as server:
+        judge = make_judge({"model": "bench-judge", "base_url": server.base_url, "cache_dir": cache,
+                            "concurrency": 8, "max_retries": 0, "timeout_s": 10})
+        judged = ChecklistReward(items, ChecklistEvaluator(judge, media_root=REPO / "sample", task_gate=False),
+                                 rewards=["cpr", "ipr"])
+        start = time.perf_counter()
+        judged.score_batch(ids, texts)
+        result["judge_cold_ms_per_rollout"] = round(1000 * (time.perf_counter() - start) / len(texts), 3)
+        result["judge_cold_requests"] = len(server.requests)
+        result["judge_server_latency_s"] = latency
+        result["judge_warm_cache_ms_per_rollout"] = round(1000 * timed(judged), 3)
+        result["judge_requests_after_warm"] = len(server.requests) - result["judge_cold_requests"]
+        result["judge_stats"] = judge.stats.as_dict()
+    return result
+
+
+def train_run(out: Path, steps: int) -> dict:
+    from train import callbacks as cb
+    from train.grpo_recipe import parse_grpo_recipe
+    from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset
+    from train.model import load_processor_and_model, lora_config
+    from train.rewards import ChecklistReward
+    from verifiers.checklist import ChecklistEvaluator
+
+    run_dir = out / "train"
+    recipe = parse_grpo_recipe([str(REPO / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(run_dir),
+                                "--max_steps", str(steps), "--save_strategy", "no", "--logging_steps", "1",
+                                "--rewards", "cpr", "--reward_weights", "[1.0]", "--rollouts_every", "10"])
+    cfg, args = recipe.ifpo, recipe.args
+    processor, model = load_processor_and_model(cfg, args)
+    reward = ChecklistReward(LENGTH_ITEMS, ChecklistEvaluator(None, task_gate=False), rewards=cfg.rewards,
+                             rollouts_path=run_dir / "rollouts.jsonl", rollouts_every=10)
+    log_path = run_dir / "log_history.jsonl"
+    if log_path.exists():
+        log_path.unlink()
+    timer = cb.StepTimerCallback()
+    trainer = IfpoGRPOTrainer(model=model, args=args, reward_funcs=reward.reward_funcs(),
+                              train_dataset=build_prompt_dataset(LENGTH_ITEMS), processing_class=processor,
+                              peft_config=lora_config(cfg), callbacks=[cb.JsonlLogCallback(log_path), timer])
+    start = time.perf_counter()
+    trainer.train()
+    elapsed = time.perf_counter() - start
+    logs = [json.loads(line) for line in log_path.read_text().splitlines()]
+    steps_logged = [r for r in logs if "rewards/cpr/mean" in r]
+    rewards = [r["rewards/cpr/mean"] for r in steps_logged]
+    lengths = [r["completions/mean_length"] for r in steps_logged]
+    first, last = rewards[:20], rewards[-20:]
+    return {
+        "steps": len(rewards),
+        "seconds": round(elapsed, 1),
+        "speed": cb.speed_summary(timer),
+        "reward_ms_per_rollout": round(1000 * reward.seconds / max(reward.rollouts_scored, 1), 3),
+        "mean_reward_first20": round(statistics.mean(first), 4),
+        "mean_reward_last20": round(statistics.mean(last), 4),
+        "mean_tokens_first20": round(statistics.mean(lengths[:20]), 2),
+        "mean_tokens_last20": round(statistics.mean(lengths[-20:]), 2),
+        "reward_rose": statistics.mean(last) > statistics.mean(first),
+        "reward_per_step": [round(r, 4) for r in rewards],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="runs/bench/grpo")
+    parser.add_argument("--part", choices=["reward", "train", "all"], default="all")
+    parser.add_argument("--steps", type=int, default=150)
+    ns = parser.parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    out = Path(ns.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report: dict = {}
+    if ns.part in ("reward", "all"):
+        report["reward_cost"] = reward_cost(out)
+        print(json.dumps(report["reward_cost"], indent=2))
+    if ns.part in ("train", "all"):
+        report["length_budget_run"] = train_run(out, ns.steps)
+        print(json.dumps({k: v for k, v in report["length_budget_run"].items() if k != "reward_per_step"}, indent=2))
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

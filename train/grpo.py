@@ -1,0 +1,170 @@
+"""GRPO for Qwen3-VL with LoRA on items (text, image, video), rewarded by the verifier suite (RLVR).
+
+    accelerate launch train/grpo.py recipes/qwen3vl8b_grpo.yaml [--key value ...]
+    accelerate launch train/grpo.py recipes/tiny_grpo.yaml          # CPU, tiny model, sample items, a few minutes
+
+Reads top to bottom: parse -> load -> build -> train -> save. Settings resolve as ifpo defaults <
+recipe < command line (``train/grpo_recipe.py``; ``--help`` lists ifpo's keys). The prompt is the
+item's system message, media and instruction; every completion is scored by
+``ChecklistEvaluator.evaluate_many`` and turned into the recipe's rewards (``train/rewards.py``).
+Outputs in ``output_dir``: the adapter (and ``merged/`` with ``merge_adapter: true``), the processor,
+``recipe.resolved.yaml``, ``run_manifest.json``, ``log_history.jsonl`` (rewards per function,
+``checklist/*`` pass rates, IPR, unjudged counts, completion lengths, KL), ``rollouts.jsonl``
+(sample rollouts with their verdicts) and ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+if __package__ in (None, ""):
+    # Run as a script (accelerate launch / torchrun train/grpo.py): make the repository importable.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+logger = logging.getLogger("ifpo.grpo")
+
+
+def main(argv: list[str]) -> int:
+    started = time.time()
+    if argv and argv[0] in ("-h", "--help"):
+        from train.grpo_recipe import recipe_help
+
+        print(recipe_help())
+        return 0
+
+    # ---- 1. parse ----------------------------------------------------------------------------
+    from train.grpo_recipe import parse_grpo_recipe
+    from train.recipe import RecipeError
+
+    try:
+        recipe = parse_grpo_recipe(argv)
+    except RecipeError as exc:
+        print(f"train/grpo.py: error: {exc}", file=sys.stderr)
+        return 2
+    cfg, args = recipe.ifpo, recipe.args
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+
+    import torch
+    from accelerate import PartialState
+    from transformers import set_seed
+
+    from train import callbacks as cb
+    from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, item_media_kind, load_training_items
+    from train.model import load_processor_and_model, lora_config
+    from train.rewards import ChecklistReward
+    from verifiers.checklist import ChecklistEvaluator
+    from verifiers.judge import make_judge
+
+    set_seed(args.seed)
+    if cfg.resume:
+        from transformers.trainer_utils import get_last_checkpoint
+
+        if get_last_checkpoint(args.output_dir) is None:
+            print(f"train/grpo.py: error: resume: no checkpoint-* folder in {args.output_dir}", file=sys.stderr)
+            return 2
+
+    # ---- 2. load: model, processor, items, judge -----------------------------------------------
+    try:
+        items, media_root, fingerprint = load_training_items(cfg)
+        judge = make_judge(cfg.judge) if cfg.judge else None
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"train/grpo.py: error: {exc}", file=sys.stderr)
+        return 2
+    processor, model = load_processor_and_model(cfg, args)
+    dataset = build_prompt_dataset(items)
+    kinds = dict(Counter(item_media_kind(item) for item in items))
+    logger.info("items: %d (%s) from %s (fingerprint %s)", len(items), kinds, cfg.items, fingerprint[:12])
+
+    # ---- 3. build: evaluator, rewards, trainer --------------------------------------------------
+    # The task gate costs a judge call per rollout and only tcsr reads it.
+    uses_gate = any(r.split(":")[0] == "tcsr" for r in cfg.rewards)
+    evaluator = ChecklistEvaluator(judge, media_root=media_root, task_gate=uses_gate)
+    reward = ChecklistReward(
+        items, evaluator, rewards=cfg.rewards, unjudged=cfg.unjudged, type_weights=cfg.constraint_type_weights,
+        rollouts_path=out / "rollouts.jsonl", rollouts_every=cfg.rollouts_every,
+        rollouts_per_step=cfg.rollouts_per_step, is_main_process=PartialState().is_main_process,
+    )
+    timer = cb.StepTimerCallback()
+    callbacks = [cb.JsonlLogCallback(out / "log_history.jsonl"), timer]
+    if cfg.interrupt_after_steps:
+        callbacks.append(cb.InterruptCallback(cfg.interrupt_after_steps))
+    trainer = IfpoGRPOTrainer(
+        model=model,
+        args=args,
+        reward_funcs=reward.reward_funcs(),
+        train_dataset=dataset,
+        processing_class=processor,
+        peft_config=lora_config(cfg),
+        callbacks=callbacks,
+        budget=cfg.media_budget(),
+        media_root=media_root,
+    )
+
+    # ---- 4. train ------------------------------------------------------------------------------
+    resume = True if cfg.resume else args.resume_from_checkpoint
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    train_result = trainer.train(resume_from_checkpoint=resume)
+    interrupted = cfg.interrupt_after_steps is not None and trainer.state.global_step < trainer.state.max_steps
+    metrics = {
+        "train": train_result.metrics,
+        "speed": cb.speed_summary(timer),
+        "reward": {
+            "evaluations": reward.evaluations,
+            "rollouts_scored": reward.rollouts_scored,
+            "seconds_per_rollout": reward.seconds / reward.rollouts_scored if reward.rollouts_scored else None,
+            "judge": judge.stats.as_dict() if judge is not None else None,
+        },
+    }
+
+    # ---- 5. save: adapter (+ merged), processor, resolved recipe, run manifest -----------------
+    if not interrupted:
+        trainer.save_model(str(out))
+    if trainer.accelerator.is_main_process:
+        from train.manifest import git_state, package_versions
+        from train.recipe import dump_resolved
+
+        dump_resolved(recipe, out / "recipe.resolved.yaml")
+        if cfg.merge_adapter and cfg.use_lora and not interrupted:
+            merged = trainer.accelerator.unwrap_model(trainer.model).merge_and_unload()
+            merged.save_pretrained(str(out / "merged"))
+            processor.save_pretrained(str(out / "merged"))
+        manifest = {
+            "entry": "train/grpo.py",
+            "recipe": str(recipe.path),
+            "model": cfg.model_name_or_path,
+            "git": git_state(),
+            "packages": package_versions(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "world_size": trainer.accelerator.num_processes,
+            "data": {"items": cfg.items, "media_root": str(media_root), "fingerprint": fingerprint,
+                     "n_items": len(items), "by_media": kinds},
+            "rewards": cfg.rewards,
+            "unjudged": cfg.unjudged,
+            "judge": cfg.judge,
+            "interrupted": interrupted,
+            "metrics": metrics,
+            "elapsed_s": round(time.time() - started, 1),
+        }
+        (out / "run_manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+        (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=float) + "\n", encoding="utf-8")
+    trainer.accelerator.wait_for_everyone()
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+    logger.info("done in %.0fs; outputs in %s", time.time() - started, out)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main(sys.argv[1:]))
