@@ -150,3 +150,19 @@ def test_bad_recipe_fails_before_loading(capsys):
 
     assert main([str(REPO / "recipes" / "tiny_grpo.yaml"), "--reward", "cpr"]) == 2
     assert "did you mean 'rewards'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_eval_hook_scores_step_0_and_each_checkpoint(tmp_path):
+    out = tmp_path / "hooked"
+    hook = {"items": str(REPO / "sample" / "items.jsonl"), "max_items": 3,
+            "generation": {"max_new_tokens": 8, "temperature": 0}}
+    done = subprocess.run([sys.executable, str(REPO / "train" / "grpo.py"), str(REPO / "recipes" / "tiny_grpo.yaml"),
+                           "--output_dir", str(out), "--max_steps", "2", "--save_steps", "1",
+                           "--eval_hook", json.dumps(hook)], cwd=tmp_path, env={**os.environ, **ENV},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for step in (0, 1, 2):
+        assert json.loads((out / "eval" / f"checkpoint-{step}" / "report.json").read_text())["n_items"] == 3
+    logs = [json.loads(line) for line in (out / "log_history.jsonl").read_text().splitlines()]
+    assert sorted(x["step"] for x in logs if "eval_ifpo/cpr_micro" in x) == [0, 1, 2]

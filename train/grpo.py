@@ -108,6 +108,11 @@ def main(argv: list[str]) -> int:
         budget=cfg.media_budget(),
         media_root=media_root,
     )
+    if cfg.eval_hook is not None:
+        from eval_hooks.callback import IfpoEvalCallback
+
+        # The same checkpoint evaluation as DPO: step 0, every N steps / each save, the final weights.
+        IfpoEvalCallback.from_config(cfg.eval_hook_config(), output_dir=out).attach(trainer)
 
     # ---- 4. train ------------------------------------------------------------------------------
     resume = True if cfg.resume else args.resume_from_checkpoint

@@ -25,6 +25,8 @@ from train.recipe import (
     _budget_field,
     _check_trackers,
     check_cpu_precision,
+    check_eval_hook,
+    eval_hook_config,
     read_recipe_values,
 )
 from train.rewards import DIMENSIONS, REWARD_MODES, UNJUDGED_POLICIES, RewardSpec
@@ -112,6 +114,7 @@ class GRPORecipe:
         default=10, metadata={"help": "write sample rollouts with their verdicts to OUTPUT_DIR/rollouts.jsonl every N steps"}
     )
     rollouts_per_step: int = field(default=4, metadata={"help": "rollouts written each time"})
+    eval_hook: dict | None = _dpo_field("eval_hook")
     # resume
     resume: bool = _dpo_field("resume")
     interrupt_after_steps: int | None = _dpo_field("interrupt_after_steps")
@@ -151,10 +154,14 @@ class GRPORecipe:
         if self.interrupt_after_steps is not None and self.interrupt_after_steps <= 0:
             raise ValueError(f"interrupt_after_steps must be positive; got {self.interrupt_after_steps}")
         self.media_budget()  # validates the budgets by name
+        check_eval_hook(self.eval_hook)
 
     def media_budget(self) -> MediaBudget:
         """The image/video budgets as the vision loaders take them."""
         return MediaBudget(**{f.name: getattr(self, f.name) for f in dataclasses.fields(MediaBudget)})
+
+    def eval_hook_config(self) -> dict | None:
+        return eval_hook_config(self.eval_hook, self.media_budget())
 
 
 def recipe_help() -> str:

@@ -193,20 +193,10 @@ class DPORecipe:
         if self.interrupt_after_steps is not None and self.interrupt_after_steps <= 0:
             raise ValueError(f"interrupt_after_steps must be positive; got {self.interrupt_after_steps}")
         self.media_budget()  # validates the budgets by name
-        if self.eval_hook is not None:
-            from eval_hooks.callback import EvalHookConfig
-
-            EvalHookConfig.from_mapping(self.eval_hook, source="eval_hook")  # unknown keys named here, not mid-run
+        check_eval_hook(self.eval_hook)
 
     def eval_hook_config(self) -> dict | None:
-        """The eval hook with the training media budgets as its generation defaults."""
-        if self.eval_hook is None:
-            return None
-        hook = dict(self.eval_hook)
-        generation = dict(hook.get("generation") or {})
-        generation.setdefault("media", dataclasses.asdict(self.media_budget()))
-        hook["generation"] = generation
-        return hook
+        return eval_hook_config(self.eval_hook, self.media_budget())
 
     def media_budget(self) -> MediaBudget:
         """The image/video budgets as the collator takes them."""
@@ -361,6 +351,25 @@ def _parse_overrides(tokens: list[str], bool_keys: set[str]) -> dict[str, Any]:
 def _nearest(key: str, known: list[str], script: str = "train/dpo.py") -> str:
     match = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
     return f"; did you mean {match[0]!r}?" if match else f"; see `python {script} --help`"
+
+
+def check_eval_hook(eval_hook: dict | None) -> None:
+    """Refuse a bad ``eval_hook`` when the recipe is read, not at the first checkpoint."""
+    if eval_hook is not None:
+        from eval_hooks.callback import EvalHookConfig
+
+        EvalHookConfig.from_mapping(eval_hook, source="eval_hook")
+
+
+def eval_hook_config(eval_hook: dict | None, budget: MediaBudget) -> dict | None:
+    """The eval hook with the training media budgets as its generation defaults."""
+    if eval_hook is None:
+        return None
+    hook = dict(eval_hook)
+    generation = dict(hook.get("generation") or {})
+    generation.setdefault("media", dataclasses.asdict(budget))
+    hook["generation"] = generation
+    return hook
 
 
 def recipe_help() -> str:
