@@ -474,18 +474,10 @@ def _work(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def read_journal(path: Path) -> dict[str, dict[str, Any]]:
     """Finished items; a torn last line (a crash mid-write) is ignored and rebuilt."""
-    done: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return done
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(rec, dict) and "item_id" in rec:
-                done[rec["item_id"]] = rec
-    return done
+    from verifiers.io import read_jsonl_objects
+
+    records, _ = read_jsonl_objects(path)
+    return {rec["item_id"]: rec for rec in records if "item_id" in rec}
 
 
 def _check_state(out: Path, config: BuildConfig, items: Sequence[Mapping[str, Any]]) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers.checklist import ChecklistEvaluator
-from verifiers.io import write_json_atomic, write_jsonl_atomic
+from verifiers.io import read_jsonl_objects, write_json_atomic, write_jsonl_atomic
 from verifiers.score import build_report
 
 RESPONSES = "responses.jsonl"
@@ -79,23 +79,14 @@ def read_responses(path: Path) -> tuple[dict[str, str], bool]:
     A crash can leave a torn last line; it (and any other unreadable line) is dropped and reported
     through the flag, so the caller rewrites the file before appending to it again.
     """
+    records, skipped = read_jsonl_objects(path)
     responses: dict[str, str] = {}
-    damaged = False
-    if not path.is_file():
-        return responses, False
-    with open(path, encoding="utf-8") as fh:
-        for raw in fh:
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                damaged = True
-                continue
-            if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or not isinstance(rec.get("response"), str):
-                damaged = True
-                continue
-            responses[rec["id"]] = rec["response"]
+    damaged = skipped > 0
+    for rec in records:
+        if not isinstance(rec.get("id"), str) or not isinstance(rec.get("response"), str):
+            damaged = True
+            continue
+        responses[rec["id"]] = rec["response"]
     return responses, damaged
 
 

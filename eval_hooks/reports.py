@@ -25,6 +25,7 @@ from eval_hooks.core import (
     read_responses,
     step_from_path,
 )
+from verifiers.io import read_jsonl_objects
 from verifiers.metrics import item_outcome
 
 REQUIRED_KEYS = ("n_items", "ipr", "cpr_micro", "cpr_macro", "cpr_by_dimension", "by_constraint_type", "by_k", "items")
@@ -102,18 +103,8 @@ def _walk(root: Path, depth: int = 0) -> Iterable[Path]:
 
 
 def _read_jsonl_by_id(path: Path) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    if not path.is_file():
-        return out
-    with open(path, encoding="utf-8") as fh:
-        for raw in fh:
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("id"), str):
-                out[rec["id"]] = rec
-    return out
+    records, _ = read_jsonl_objects(path)
+    return {rec["id"]: rec for rec in records if isinstance(rec.get("id"), str)}
 
 
 def load_checkpoint(folder: Path, run: str, run_root: Path) -> Checkpoint | Skipped:

@@ -44,3 +44,30 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
 
 def write_jsonl_atomic(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
     write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
+def read_jsonl_objects(path: str | Path) -> tuple[list[dict[str, Any]], int]:
+    """The JSON objects of an append-only JSONL file (journal, responses log), and how many lines were not.
+
+    A crash mid-append leaves a torn last line; such lines (and blank or non-object ones) are
+    skipped and counted so the caller can rebuild what they held. A missing file reads as empty.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return [], 0
+    records: list[dict[str, Any]] = []
+    skipped = 0
+    with open(path, encoding="utf-8") as fh:
+        for raw in fh:
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                skipped += 1
+                continue
+            if isinstance(rec, dict):
+                records.append(rec)
+            else:
+                skipped += 1
+    return records, skipped
