@@ -9,8 +9,9 @@ with several responses each (the reference, a truncated and a case-flipped varia
 rollout for (a) rule verdicts only (no judge; judge-route constraints unjudged) and (b) with a judge
 on a local OpenAI-compatible server (``tests/fake_openai.py``), cold and with a warm on-disk cache.
 
-Part 2 (train): ``IfpoGRPOTrainer`` on the tiny Qwen3-VL with two text items whose checklist is three
-word budgets (at most 12, 6 and 3 words; CPR rewards shorter answers), ``--steps`` optimizer steps
+Part 2 (train): ``IfpoGRPOTrainer`` on the tiny Qwen3-VL with two text items whose checklist is
+either three word budgets (``length``: at most 12, 10 and 8 words; CPR rewards shorter answers) or
+five letter budgets (``letters``: fewer than 4/6/8/10/12 letters "e"), ``--steps`` optimizer steps
 of 2 prompts x 4 rollouts at temperature 1. Reports step time, reward cost per rollout inside the
 run, and the mean reward of the first and last 20 steps (does it rise?). Everything goes to
 ``OUT/report.json``.
@@ -50,6 +51,29 @@ LENGTH_ITEMS = [
     }
     for i, instruction in enumerate(["Name a colour, briefly.", "Say one word about the sky."])
 ]
+
+
+# A second checklist the random model can move quickly: "fewer than N letters e" for several N.
+# Every sampled token either contains an "e" or not, so the policy gets a graded, per-token signal.
+LETTER_THRESHOLDS = (4, 6, 8, 10, 12)
+LETTER_ITEMS = [
+    {
+        "id": f"letter-{i}",
+        "source": "bench",
+        "media": {"videos": [], "images": []},
+        "instruction": instruction,
+        "structure": "single",
+        "tasks": [{"name": "answer", "description": "Answer briefly."}],
+        "constraints": [
+            {"id": f"c{j}", "type": "keywords:letter_frequency", "dimension": "content",
+             "description": f"Use the letter e fewer than {n} times.",
+             "params": {"letter": "e", "let_frequency": n, "let_relation": "less than"}}
+            for j, n in enumerate(LETTER_THRESHOLDS, start=1)
+        ],
+    }
+    for i, instruction in enumerate(["Name a colour, briefly.", "Say one word about the sky."])
+]
+CHECKLISTS = {"length": LENGTH_ITEMS, "letters": LETTER_ITEMS}
 
 
 def _variants(text: str) -> list[str]:
@@ -111,7 +135,7 @@ def reward_cost(out: Path, repeats: int = 3) -> dict:
     return result
 
 
-def train_run(out: Path, steps: int) -> dict:
+def train_run(out: Path, steps: int, checklist: str = "length", overrides: list[str] | None = None) -> dict:
     from train import callbacks as cb
     from train.grpo_recipe import parse_grpo_recipe
     from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset
@@ -119,20 +143,22 @@ def train_run(out: Path, steps: int) -> dict:
     from train.rewards import ChecklistReward
     from verifiers.checklist import ChecklistEvaluator
 
-    run_dir = out / "train"
+    items = CHECKLISTS[checklist]
+    run_dir = out / f"train-{checklist}"
     recipe = parse_grpo_recipe([str(REPO / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(run_dir),
                                 "--max_steps", str(steps), "--save_strategy", "no", "--logging_steps", "1",
-                                "--rewards", "cpr", "--reward_weights", "[1.0]", "--rollouts_every", "10"])
+                                "--rewards", "cpr", "--reward_weights", "[1.0]", "--rollouts_every", "10",
+                                *(overrides or [])])
     cfg, args = recipe.ifpo, recipe.args
     processor, model = load_processor_and_model(cfg, args)
-    reward = ChecklistReward(LENGTH_ITEMS, ChecklistEvaluator(None, task_gate=False), rewards=cfg.rewards,
+    reward = ChecklistReward(items, ChecklistEvaluator(None, task_gate=False), rewards=cfg.rewards,
                              rollouts_path=run_dir / "rollouts.jsonl", rollouts_every=10)
     log_path = run_dir / "log_history.jsonl"
     if log_path.exists():
         log_path.unlink()
     timer = cb.StepTimerCallback()
     trainer = IfpoGRPOTrainer(model=model, args=args, reward_funcs=reward.reward_funcs(),
-                              train_dataset=build_prompt_dataset(LENGTH_ITEMS), processing_class=processor,
+                              train_dataset=build_prompt_dataset(items), processing_class=processor,
                               peft_config=lora_config(cfg), callbacks=[cb.JsonlLogCallback(log_path), timer])
     start = time.perf_counter()
     trainer.train()
@@ -143,6 +169,7 @@ def train_run(out: Path, steps: int) -> dict:
     lengths = [r["completions/mean_length"] for r in steps_logged]
     first, last = rewards[:20], rewards[-20:]
     return {
+        "checklist": checklist,
         "steps": len(rewards),
         "seconds": round(elapsed, 1),
         "speed": cb.speed_summary(timer),
@@ -161,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="runs/bench/grpo")
     parser.add_argument("--part", choices=["reward", "train", "all"], default="all")
     parser.add_argument("--steps", type=int, default=150)
+    parser.add_argument("--checklist", choices=sorted(CHECKLISTS), nargs="+", default=["length", "letters"],
+                        help="learning runs: 'length' (word budgets) and/or 'letters' (fewer than N letters e)")
+    parser.add_argument("overrides", nargs="*", help="recipe overrides for the learning runs, e.g. -- --learning_rate 0.02")
     ns = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     out = Path(ns.out)
@@ -170,8 +200,10 @@ def main(argv: list[str] | None = None) -> int:
         report["reward_cost"] = reward_cost(out)
         print(json.dumps(report["reward_cost"], indent=2))
     if ns.part in ("train", "all"):
-        report["length_budget_run"] = train_run(out, ns.steps)
-        print(json.dumps({k: v for k, v in report["length_budget_run"].items() if k != "reward_per_step"}, indent=2))
+        for checklist in ns.checklist:
+            run = train_run(out, ns.steps, checklist, ns.overrides)
+            report[f"{checklist}_run"] = run
+            print(json.dumps({k: v for k, v in run.items() if k != "reward_per_step"}, indent=2))
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 

@@ -321,10 +321,18 @@ def test_eval_hook_reports_step_0_and_each_checkpoint_to_the_trackers(tmp_path):
     hook = {"items": str(REPO / "sample" / "items.jsonl"), "max_items": 4,
             "generation": {"max_new_tokens": 8, "temperature": 0}}
     run([*LAUNCH, str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"), "--output_dir", str(out),
-         "--max_steps", "4", "--save_steps", "2", "--eval_pairs", "null", "--report_to", "wandb",
+         "--max_steps", "4", "--save_steps", "2", "--eval_pairs", "null", "--report_to", "tensorboard",
          "--eval_hook", json.dumps(hook)], cwd=tmp_path)
     for step in (0, 2, 4):
         report = json.loads((out / "eval" / f"checkpoint-{step}" / "report.json").read_text())
         assert report["n_items"] == 4 and report["evaluation"]["step"] == step
     logs = [json.loads(line) for line in (out / "log_history.jsonl").read_text().splitlines()]
     assert sorted(x["step"] for x in logs if "eval_ifpo/cpr_micro" in x) == [0, 2, 4]
+    # ... and the tracker received them: read tensorboard's own event files back.
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = [EventAccumulator(str(p.parent)).Reload() for p in out.rglob("events.out.tfevents.*")]
+    # transformers files "eval_*" keys under "eval/" for trackers
+    steps = sorted(e.step for acc in events if "eval/ifpo/ipr" in acc.Tags()["scalars"]
+                   for e in acc.Scalars("eval/ifpo/ipr"))
+    assert steps == [0, 2, 4]
