@@ -284,10 +284,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def cli_main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    if args.model and args.endpoint is None and args.model.startswith(("/", "./", "../", "~")) \
+            and not Path(args.model).expanduser().exists():
+        print(f"ifpo evaluate: --model {args.model}: no such folder", file=sys.stderr)
+        return 2
     try:
         report = run(args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"ifpo evaluate: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # transformers' "not a local folder nor a hub id" and offline-hub errors
+        print(f"ifpo evaluate: cannot load {args.model!r}: {exc}", file=sys.stderr)
         return 2
     print(format_table(report))
     print(f"\nwrote {Path(args.out) / 'report.json'}")
