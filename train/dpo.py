@@ -69,7 +69,11 @@ def main(argv: list[str]) -> int:
             return 2
 
     # ---- 2. load: model, processor, pairs -----------------------------------------------------
-    processor, model = load_processor_and_model(cfg, args)
+    try:
+        processor, model = load_processor_and_model(cfg, args)
+    except OSError as exc:  # not a local folder, not reachable on the hub, or offline
+        print(f"train/dpo.py: error: cannot load model {cfg.model_name_or_path!r}: {exc}", file=sys.stderr)
+        return 2
     try:
         pairs = load_pairs(cfg.pairs, output_dir=out, split=cfg.pairs_split, media_root=cfg.media_root,
                            max_pairs=cfg.max_pairs)

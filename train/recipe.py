@@ -169,6 +169,7 @@ class DPORecipe:
     def __post_init__(self) -> None:
         if not self.model_name_or_path:
             raise ValueError("model_name_or_path is empty")
+        check_model_source(self.model_name_or_path)
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ValueError(f"dtype must be auto, float32, bfloat16 or float16; got {self.dtype!r}")
         if self.overlong not in ("error", "drop"):
@@ -351,6 +352,16 @@ def _parse_overrides(tokens: list[str], bool_keys: set[str]) -> dict[str, Any]:
 def _nearest(key: str, known: list[str], script: str = "train/dpo.py") -> str:
     match = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
     return f"; did you mean {match[0]!r}?" if match else f"; see `python {script} --help`"
+
+
+def check_model_source(source: str) -> None:
+    """A local-looking model path must exist (a typo must not turn into a hub lookup mid-run)."""
+    if source.startswith("random:"):
+        path = Path(source.removeprefix("random:")).expanduser()
+        if not path.is_file():
+            raise ValueError(f"model_name_or_path: random:{path}: no such config file")
+    elif source.startswith(("/", "./", "../", "~")) and not Path(source).expanduser().exists():
+        raise ValueError(f"model_name_or_path: {source}: no such folder (a hub id looks like 'Qwen/Qwen3-VL-8B-Instruct')")
 
 
 def check_eval_hook(eval_hook: dict | None) -> None:
