@@ -13,8 +13,10 @@ Part 2 (train): ``IfpoGRPOTrainer`` on the tiny Qwen3-VL with two text items who
 either three word budgets (``length``: at most 12, 10 and 8 words; CPR rewards shorter answers) or
 five letter budgets (``letters``: fewer than 4/6/8/10/12 letters "e"), ``--steps`` optimizer steps
 of 2 prompts x 4 rollouts at temperature 1. Reports step time, reward cost per rollout inside the
-run, and the mean reward of the first and last 20 steps (does it rise?). Everything goes to
-``OUT/report.json``.
+run, and the mean reward of the first and last 20 steps with their spread (``reward_rose``: the
+rise exceeds twice its standard error). The recipe trains the random model's ``lm_head`` beside the
+LoRA adapter (``lora_modules_to_save``); without it the policy stays near uniform and the reward flat
+(``-- --lora_modules_to_save '[]'`` shows that). Everything goes to ``OUT/report.json``.
 """
 
 from __future__ import annotations
@@ -138,8 +140,8 @@ def reward_cost(out: Path, repeats: int = 3) -> dict:
 def train_run(out: Path, steps: int, checklist: str = "length", overrides: list[str] | None = None) -> dict:
     from train import callbacks as cb
     from train.grpo_recipe import parse_grpo_recipe
-    from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset
-    from train.model import load_processor_and_model, lora_config
+    from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, grpo_peft_config
+    from train.model import load_processor_and_model
     from train.rewards import ChecklistReward
     from verifiers.checklist import ChecklistEvaluator
 
@@ -159,7 +161,7 @@ def train_run(out: Path, steps: int, checklist: str = "length", overrides: list[
     timer = cb.StepTimerCallback()
     trainer = IfpoGRPOTrainer(model=model, args=args, reward_funcs=reward.reward_funcs(),
                               train_dataset=build_prompt_dataset(items), processing_class=processor,
-                              peft_config=lora_config(cfg), callbacks=[cb.JsonlLogCallback(log_path), timer])
+                              peft_config=grpo_peft_config(cfg), callbacks=[cb.JsonlLogCallback(log_path), timer])
     start = time.perf_counter()
     trainer.train()
     elapsed = time.perf_counter() - start
@@ -168,6 +170,9 @@ def train_run(out: Path, steps: int, checklist: str = "length", overrides: list[
     rewards = [r["rewards/cpr/mean"] for r in steps_logged]
     lengths = [r["completions/mean_length"] for r in steps_logged]
     first, last = rewards[:20], rewards[-20:]
+    # Step means are noisy (8 rollouts each); the rise counts only beyond twice its standard error.
+    rise = statistics.mean(last) - statistics.mean(first)
+    rise_se = (statistics.pvariance(first) / len(first) + statistics.pvariance(last) / len(last)) ** 0.5
     return {
         "checklist": checklist,
         "steps": len(rewards),
@@ -176,9 +181,15 @@ def train_run(out: Path, steps: int, checklist: str = "length", overrides: list[
         "reward_ms_per_rollout": round(1000 * reward.seconds / max(reward.rollouts_scored, 1), 3),
         "mean_reward_first20": round(statistics.mean(first), 4),
         "mean_reward_last20": round(statistics.mean(last), 4),
+        "sd_reward_first20": round(statistics.pstdev(first), 4),
+        "sd_reward_last20": round(statistics.pstdev(last), 4),
+        "reward_rise": round(rise, 4),
+        "reward_rise_se": round(rise_se, 4),
         "mean_tokens_first20": round(statistics.mean(lengths[:20]), 2),
         "mean_tokens_last20": round(statistics.mean(lengths[-20:]), 2),
-        "reward_rose": statistics.mean(last) > statistics.mean(first),
+        "reward_rose": rise > 2 * rise_se,
+        "kl_last20": round(statistics.mean(r.get("kl", 0.0) for r in steps_logged[-20:]), 4),
+        "entropy_last20": round(statistics.mean(r.get("entropy", 0.0) for r in steps_logged[-20:]), 4),
         "reward_per_step": [round(r, 4) for r in rewards],
     }
 

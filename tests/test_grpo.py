@@ -18,9 +18,9 @@ from fake_openai import FakeOpenAI
 
 from train import callbacks as cb
 from train.grpo_recipe import parse_grpo_recipe
-from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset
-from train.model import load_processor_and_model, lora_config
-from train.rewards import ChecklistReward
+from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, grpo_peft_config
+from train.model import load_processor_and_model
+from train.rewards import ChecklistReward, completion_text
 from verifiers.checklist import ChecklistEvaluator
 from verifiers.judge import make_judge
 from verifiers.schema import read_items
@@ -68,7 +68,7 @@ def run_grpo(tmp_path, items, *, judge=None, media_root=SAMPLE, overrides=()):
     logs = tmp_path / "log_history.jsonl"
     trainer = IfpoGRPOTrainer(model=model, args=args, reward_funcs=reward.reward_funcs(),
                               train_dataset=build_prompt_dataset(items), processing_class=processor,
-                              peft_config=lora_config(cfg), callbacks=[cb.JsonlLogCallback(logs)],
+                              peft_config=grpo_peft_config(cfg), callbacks=[cb.JsonlLogCallback(logs)],
                               budget=cfg.media_budget(), media_root=media_root)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if "lora_B" in n}
     seen: list[set[str]] = []
@@ -166,3 +166,97 @@ def test_eval_hook_scores_step_0_and_each_checkpoint(tmp_path):
         assert json.loads((out / "eval" / f"checkpoint-{step}" / "report.json").read_text())["n_items"] == 3
     logs = [json.loads(line) for line in (out / "log_history.jsonl").read_text().splitlines()]
     assert sorted(x["step"] for x in logs if "eval_ifpo/cpr_micro" in x) == [0, 1, 2]
+
+
+# A text item whose checklist (fewer than N letters "e") grades every random-token rollout, as in
+# bench/grpo_reward_bench.py: a per-token feature the tiny model can learn.
+LETTER_ITEM = {
+    "id": "letters-1",
+    "source": "test",
+    "media": {"videos": [], "images": []},
+    "instruction": "Name a colour, briefly.",
+    "structure": "single",
+    "tasks": [{"name": "answer", "description": "Answer briefly."}],
+    "constraints": [
+        {"id": f"c{n}", "type": "keywords:letter_frequency", "dimension": "content",
+         "description": f"Use the letter e fewer than {n} times.",
+         "params": {"letter": "e", "let_frequency": n, "let_relation": "less than"}}
+        for n in (4, 6, 8, 10, 12)
+    ],
+}
+
+
+def _letters_trainer(tmp_path, items, overrides=()):
+    recipe = parse_grpo_recipe([str(REPO / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(tmp_path),
+                                "--save_strategy", "no", "--logging_steps", "1", "--rewards", "cpr",
+                                "--reward_weights", "[1.0]", *overrides])
+    cfg, args = recipe.ifpo, recipe.args
+    processor, model = load_processor_and_model(cfg, args)
+    reward = ChecklistReward(items, ChecklistEvaluator(None, media_root=SAMPLE, task_gate=False), rewards=["cpr"])
+    scored: list[tuple[list[str], list[str], list[float]]] = []  # what the reward saw, in TRL's order
+
+    def cpr(prompts=None, completions=None, item_id=None, **kwargs):
+        values = reward.reward_funcs()[0](prompts=prompts, completions=completions, item_id=item_id, **kwargs)
+        scored.append(([completion_text(c) for c in completions], list(item_id), values))
+        return values
+
+    logs = tmp_path / "log_history.jsonl"
+    trainer = IfpoGRPOTrainer(model=model, args=args, reward_funcs=[cpr], train_dataset=build_prompt_dataset(items),
+                              processing_class=processor, peft_config=grpo_peft_config(cfg),
+                              callbacks=[cb.JsonlLogCallback(logs)], budget=cfg.media_budget(), media_root=SAMPLE)
+    return trainer, processor, scored, logs
+
+
+@pytest.mark.slow
+def test_advantages_and_media_stay_with_their_completions(tmp_path):
+    """After TRL's shuffle, each row's advantage is its own completion's group-normalised reward, and its
+    media are its own prompt's; the groups the advantages were computed over were one prompt each."""
+    items = [LETTER_ITEM, *(it for it in read_items(SAMPLE / "items.jsonl") if it["id"] in (VIDEO_ITEM, IMAGE_ITEM))]
+    trainer, processor, scored, _ = _letters_trainer(tmp_path, items, ["--max_steps", "3"])
+    seen = []
+    compute_loss = trainer._compute_loss
+
+    def spy(model, inputs):
+        seen.append(inputs)
+        return compute_loss(model, inputs)
+
+    trainer._compute_loss = spy
+    head = trainer.model.base_model.model.lm_head.modules_to_save["default"].weight.detach().clone()
+    trainer.train()
+    assert len(seen) == len(scored) == 3
+    tokenizer = processor.tokenizer
+    pads = {tokenizer.convert_tokens_to_ids("<|image_pad|>"): "image_grid_thw",
+            tokenizer.convert_tokens_to_ids("<|video_pad|>"): "video_grid_thw"}
+    media_rows = 0
+    for (texts, ids, values), inputs in zip(scored, seen):
+        assert all(len(set(ids[i:i + 4])) == 1 for i in range(0, len(ids), 4)), "a group mixes prompts"
+        grouped = torch.tensor(values).view(-1, 4)
+        expected = ((grouped - grouped.mean(1, keepdim=True)) / (grouped.std(1, keepdim=True) + 1e-4)).flatten()
+        by_text = {t: (a.item(), i) for t, a, i in zip(texts, expected, ids)}
+        rows = processor.batch_decode(inputs["completion_ids"], skip_special_tokens=True)
+        assert sorted(rows) == sorted(texts)
+        for r, (text, advantage) in enumerate(zip(rows, inputs["advantages"].tolist())):
+            assert advantage == pytest.approx(by_text[text][0], abs=1e-4)
+            if "ifpo_media" not in inputs:
+                continue
+            prompt = inputs["prompt_ids"][r][inputs["prompt_mask"][r].bool()].tolist()
+            for token, key in pads.items():
+                grid = inputs["ifpo_media"][r].get(key)
+                want = 0 if grid is None else int(grid.prod(-1).sum()) // 4
+                assert prompt.count(token) == want, f"row {r}: {key} does not match its prompt"
+            media_rows += 1
+    assert media_rows > 0
+    # the head copy trains (TRL's fused LM head reads the modules_to_save weight)
+    assert not torch.equal(head, trainer.model.base_model.model.lm_head.modules_to_save["default"].weight)
+
+
+@pytest.mark.slow
+def test_the_tiny_model_learns_a_per_token_reward(tmp_path):
+    # two prompts per step (a batch of 8 is 2 prompts x 4 rollouts), as in the bench
+    items = [LETTER_ITEM, {**LETTER_ITEM, "id": "letters-2", "instruction": "Say one word about the sky."}]
+    trainer, _, _, logs = _letters_trainer(tmp_path, items, ["--max_steps", "60"])
+    trainer.train()
+    rewards = [r["rewards/cpr/mean"] for r in map(json.loads, logs.read_text().splitlines()) if "rewards/cpr/mean" in r]
+    assert len(rewards) == 60
+    first, last = sum(rewards[:15]) / 15, sum(rewards[-15:]) / 15
+    assert last > first + 0.1, (first, last)

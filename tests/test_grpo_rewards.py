@@ -210,6 +210,8 @@ def test_prompt_rows_and_item_selection():
 def test_recipes_parse(tmp_path):
     tiny = parse_grpo_recipe([str(REPO / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(tmp_path)])
     assert tiny.args.num_generations == 4 and tiny.ifpo.rewards == ["cpr", "ipr"] and tiny.args.beta > 0
+    # the random model's head trains beside the adapter, or GRPO cannot move its near-uniform policy
+    assert tiny.ifpo.lora_modules_to_save == ["lm_head"]
     big = parse_grpo_recipe([str(REPO / "recipes" / "qwen3vl8b_grpo.yaml"), *CPU, "--output_dir", str(tmp_path)])
     assert big.ifpo.use_lora and big.ifpo.model_name_or_path.startswith("Qwen/")
     assert len(big.args.reward_weights) == len(big.ifpo.rewards)
@@ -224,6 +226,7 @@ def test_recipes_parse(tmp_path):
         (["--num_generation", "4"], "did you mean 'num_generations'"),
         (["--use_vllm", "true"], "text items only"),
         (["--constraint_type_weights", '{"word_count": -1}'], ">= 0"),
+        (["--use_lora", "false", "--lora_modules_to_save", "[lm_head]"], "needs use_lora"),
     ],
 )
 def test_bad_recipes_name_the_key(tmp_path, argv, message):
@@ -237,3 +240,14 @@ def test_model_and_lora_keys_mirror_the_dpo_recipe():
     for name in ("model_name_or_path", "lora_r", "lora_target_modules", "image_max_pixels", "video_fps"):
         assert GRPORecipe.__dataclass_fields__[name].metadata == DPORecipe.__dataclass_fields__[name].metadata
     assert not math.isnan(GRPORecipe().lora_alpha)
+
+
+def test_peft_config_trains_the_recipes_modules_to_save(tmp_path):
+    from train.grpo_trainer import grpo_peft_config
+
+    tiny = parse_grpo_recipe([str(REPO / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(tmp_path)])
+    config = grpo_peft_config(tiny.ifpo)
+    assert config.modules_to_save == ["lm_head"] and "language_model" in config.target_modules
+    plain = parse_grpo_recipe([str(REPO / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(tmp_path),
+                               "--lora_modules_to_save", "[]"])
+    assert grpo_peft_config(plain.ifpo).modules_to_save is None

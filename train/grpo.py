@@ -58,8 +58,14 @@ def main(argv: list[str]) -> int:
     from transformers import set_seed
 
     from train import callbacks as cb
-    from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, item_media_kind, load_training_items
-    from train.model import load_processor_and_model, lora_config
+    from train.grpo_trainer import (
+        IfpoGRPOTrainer,
+        build_prompt_dataset,
+        grpo_peft_config,
+        item_media_kind,
+        load_training_items,
+    )
+    from train.model import load_processor_and_model
     from train.rewards import ChecklistReward
     from verifiers.checklist import ChecklistEvaluator
     from verifiers.judge import make_judge
@@ -79,7 +85,11 @@ def main(argv: list[str]) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"train/grpo.py: error: {exc}", file=sys.stderr)
         return 2
-    processor, model = load_processor_and_model(cfg, args)
+    try:
+        processor, model = load_processor_and_model(cfg, args)
+    except OSError as exc:  # not a local folder, not reachable on the hub, or offline
+        print(f"train/grpo.py: error: cannot load model {cfg.model_name_or_path!r}: {exc}", file=sys.stderr)
+        return 2
     dataset = build_prompt_dataset(items)
     kinds = dict(Counter(item_media_kind(item) for item in items))
     logger.info("items: %d (%s) from %s (fingerprint %s)", len(items), kinds, cfg.items, fingerprint[:12])
@@ -103,7 +113,7 @@ def main(argv: list[str]) -> int:
         reward_funcs=reward.reward_funcs(),
         train_dataset=dataset,
         processing_class=processor,
-        peft_config=lora_config(cfg),
+        peft_config=grpo_peft_config(cfg),
         callbacks=callbacks,
         budget=cfg.media_budget(),
         media_root=media_root,

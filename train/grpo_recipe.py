@@ -26,6 +26,7 @@ from train.recipe import (
     _check_trackers,
     check_cpu_precision,
     check_eval_hook,
+    check_model_source,
     eval_hook_config,
     read_recipe_values,
 )
@@ -64,6 +65,11 @@ class GRPORecipe:
     lora_vision: bool = _dpo_field("lora_vision")
     freeze_vision_tower: bool = _dpo_field("freeze_vision_tower")
     merge_adapter: bool = _dpo_field("merge_adapter")
+    lora_modules_to_save: list[str] = field(
+        default_factory=list,
+        metadata={"help": "modules trained in full beside the LoRA adapter and saved with it (PEFT's modules_to_save), "
+                  "e.g. [lm_head]: a random model's output head caps how far LoRA below it can move the policy"},
+    )
     # data: items, not pairs
     items: str = field(
         default="sample",
@@ -122,6 +128,7 @@ class GRPORecipe:
     def __post_init__(self) -> None:
         if not self.model_name_or_path:
             raise ValueError("model_name_or_path is empty")
+        check_model_source(self.model_name_or_path)
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ValueError(f"dtype must be auto, float32, bfloat16 or float16; got {self.dtype!r}")
         if self.use_lora and self.lora_r <= 0:
@@ -130,6 +137,10 @@ class GRPORecipe:
             raise ValueError("lora_vision: true needs use_lora: true")
         if not self.lora_target_modules:
             raise ValueError("lora_target_modules is empty")
+        if self.lora_modules_to_save and not self.use_lora:
+            raise ValueError("lora_modules_to_save needs use_lora: true (full fine-tuning trains every module)")
+        if any(not isinstance(m, str) or not m for m in self.lora_modules_to_save):
+            raise ValueError(f"lora_modules_to_save must list module names; got {self.lora_modules_to_save}")
         if not 0.0 <= self.lora_dropout < 1.0:
             raise ValueError(f"lora_dropout must be in [0, 1); got {self.lora_dropout}")
         if self.model_name_or_path.startswith("random:") and not self.use_lora:

@@ -117,6 +117,23 @@ def build_prompt_dataset(items: Sequence[Mapping[str, Any]]):
     return Dataset.from_list([prompt_row(item) for item in items])
 
 
+def grpo_peft_config(recipe):
+    """``train.model.lora_config`` plus the recipe's ``lora_modules_to_save`` (trained in full, saved with the adapter).
+
+    ``lm_head`` is the one that matters on the tiny random model: after the final RMSNorm its random head
+    (std 0.02) turns any hidden state into near-uniform logits, so LoRA on every language-model projection
+    can only shift the policy a little (measured: expected letters "e" per sampled token 0.291 -> 0.267 at
+    best, by direct optimisation). A LoRA adapter on ``lm_head`` would not help: TRL's fused LM head reads
+    ``lm_head.weight`` and skips the adapter; a ``modules_to_save`` copy is what that attribute resolves to.
+    """
+    from train.model import lora_config
+
+    config = lora_config(recipe)
+    if config is not None and recipe.lora_modules_to_save:
+        config.modules_to_save = list(recipe.lora_modules_to_save)
+    return config
+
+
 # ------------------------------------------------------------------------------------------------
 # the trainer
 # ------------------------------------------------------------------------------------------------

@@ -23,8 +23,9 @@ import torch
 
 logger = logging.getLogger(__name__)
 
-# Language-model projections of Qwen3-VL (attention and MLP); the LM head stays out (TRL computes
-# log-probs from ``lm_head.weight`` directly, so an adapter there would never train).
+# Language-model projections of Qwen3-VL (attention and MLP); no LoRA adapter on the LM head (TRL
+# computes log-probs from ``lm_head.weight`` directly, so an adapter there would never train; a
+# peft ``modules_to_save`` copy does train: GRPO's ``lora_modules_to_save: [lm_head]``).
 LANGUAGE_TARGETS: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # Vision-tower block projections (attention qkv/proj and MLP); the patch merger is left to full training.
 VISION_TARGETS: tuple[str, ...] = ("qkv", "proj", "linear_fc1", "linear_fc2")
