@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from data_builders.build import BuildConfig, build_pairs
-from verifiers.schema import read_items
+from ifpo.data_builders.build import BuildConfig, build_pairs
+from ifpo.verifiers.schema import read_items
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -52,15 +52,14 @@ def _variant(name: str, work: str, steps: int, batch: int, threads: int, queue) 
 
     torch.set_num_threads(threads)
     from datasets import Dataset
+    from ifpo.train.callbacks import StepTimerCallback
+    from ifpo.train.pairs import load_pairs
+    from ifpo.train.ref_logps import precompute_ref_logps
+    from ifpo.train.trainer import IfpoDPOTrainer
+    from ifpo.train.vision import DataCollatorForVideoPreference, MediaBudget
     from peft import LoraConfig
     from transformers import AutoModelForImageTextToText, AutoProcessor
     from trl import DPOConfig, DPOTrainer
-
-    from train.callbacks import StepTimerCallback
-    from train.pairs import load_pairs
-    from train.ref_logps import precompute_ref_logps
-    from train.trainer import IfpoDPOTrainer
-    from train.vision import DataCollatorForVideoPreference, MediaBudget
 
     work_dir = Path(work)
     budget = MediaBudget(image_min_pixels=4096, image_max_pixels=16384, video_min_pixels=4096,
@@ -86,7 +85,7 @@ def _variant(name: str, work: str, steps: int, batch: int, threads: int, queue) 
     if name == "trl":
         # TRL's own path: the images column holds PIL images (its collator does no loading or resizing),
         # pre-resized to the same pixel budget ifpo applies.
-        from train.vision import load_image, patch_factor
+        from ifpo.train.vision import load_image, patch_factor
 
         factor = patch_factor(processor)
         for r in rows:
@@ -128,8 +127,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 
-    from train.sample_pairs import build_sample_pairs
-    from train.tiny_model import build_tiny_model
+    from ifpo.train.sample_pairs import build_sample_pairs
+    from ifpo.train.tiny_model import build_tiny_model
 
     results = []
     with tempfile.TemporaryDirectory(prefix="ifpo-bench-") as work:

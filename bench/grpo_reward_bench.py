@@ -85,12 +85,11 @@ def _variants(text: str) -> list[str]:
 
 def reward_cost(out: Path, repeats: int = 3) -> dict:
     from fake_openai import FakeOpenAI
-
-    from train.grpo_trainer import select_items
-    from train.rewards import ChecklistReward
-    from verifiers.checklist import ChecklistEvaluator
-    from verifiers.judge import make_judge
-    from verifiers.schema import read_items
+    from ifpo.train.grpo_trainer import select_items
+    from ifpo.train.rewards import ChecklistReward
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+    from ifpo.verifiers.judge import make_judge
+    from ifpo.verifiers.schema import read_items
 
     items = select_items(read_items(REPO / "sample" / "items.jsonl"))
     pairs = [(str(it["id"]), v) for it in items for v in _variants(it["reference_response"])]
@@ -138,12 +137,12 @@ def reward_cost(out: Path, repeats: int = 3) -> dict:
 
 
 def train_run(out: Path, steps: int, checklist: str = "length", overrides: list[str] | None = None) -> dict:
-    from train import callbacks as cb
-    from train.grpo_recipe import parse_grpo_recipe
-    from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, grpo_peft_config
-    from train.model import load_processor_and_model
-    from train.rewards import ChecklistReward
-    from verifiers.checklist import ChecklistEvaluator
+    from ifpo.train import callbacks as cb
+    from ifpo.train.grpo_recipe import parse_grpo_recipe
+    from ifpo.train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, grpo_peft_config
+    from ifpo.train.model import load_processor_and_model
+    from ifpo.train.rewards import ChecklistReward
+    from ifpo.verifiers.checklist import ChecklistEvaluator
 
     items = CHECKLISTS[checklist]
     run_dir = out / f"train-{checklist}"

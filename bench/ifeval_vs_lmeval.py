@@ -160,8 +160,8 @@ def run_ifpo(cases: list[dict], passes: int = 1) -> tuple[list[bool], list[float
     of a response against an already-configured constraint, which is what scoring and RL rewards
     repeat.
     """
-    import verifiers.constraints  # noqa: F401  (registers every type)
-    from verifiers.registry import REGISTRY, resolve_params
+    import ifpo.verifiers.constraints  # noqa: F401  (registers every type)
+    from ifpo.verifiers.registry import REGISTRY, resolve_params
 
     prepared = []
     for c in cases:
@@ -194,8 +194,8 @@ def main() -> None:
                         help="python of the environment that has lm-eval installed")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE.parent))
-    import verifiers.constraints  # noqa: F401
-    from verifiers.registry import REGISTRY
+    import ifpo.verifiers.constraints  # noqa: F401
+    from ifpo.verifiers.registry import REGISTRY
 
     ids = sorted(t.id for t in REGISTRY if t.source == "ifeval" and t.id not in NEEDS_PUNKT)
     cases = build_cases(args.n, ids, args.seed)

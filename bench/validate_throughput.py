@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from verifiers.schema import load_items
+from ifpo.verifiers.schema import load_items
 
 REPO = Path(__file__).resolve().parent.parent
 

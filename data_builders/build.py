@@ -3,7 +3,7 @@
     ifpo build-pairs --items ITEMS.jsonl --out DIR [--config BUILD.yaml] [--seed N] [--workers N]
 
 For each item the builder makes chosen/rejected pairs of five kinds, and checks every pair with
-the verifier suite (``verifiers.checklist``), so no manual revision is needed:
+the verifier suite (``ifpo.verifiers.checklist``), so no manual revision is needed:
 
 - ``corrupted``: chosen = a compliant response; rejected = a copy that breaks exactly one target
   constraint (programmatic corruptors for rule/hybrid types, an LLM corruptor for judge types when
@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers.checklist import ChecklistEvaluator, ItemResult
-from verifiers.text import count_words
+from ifpo.verifiers.checklist import ChecklistEvaluator, ItemResult
+from ifpo.verifiers.text import count_words
 
 BUILDER_VERSION = "1"
 KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order")
@@ -102,13 +102,13 @@ class BuildConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "build config") -> BuildConfig:
-        from verifiers.config import from_mapping
+        from ifpo.verifiers.config import from_mapping
 
         return from_mapping(cls, data, source)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> BuildConfig:
-        from verifiers.config import yaml_mapping
+        from ifpo.verifiers.config import yaml_mapping
 
         return cls.from_mapping(yaml_mapping(path), source=str(path))
 
@@ -220,8 +220,8 @@ class PairBuilder:
     """Builds the pairs of one item at a time; holds the evaluator and the generators."""
 
     def __init__(self, config: BuildConfig, media_root: Path) -> None:
-        from verifiers.generation import make_generator
-        from verifiers.judge import make_judge
+        from ifpo.verifiers.generation import make_generator
+        from ifpo.verifiers.judge import make_judge
 
         self.config = config
         self.media_root = media_root
@@ -277,7 +277,7 @@ class PairBuilder:
         if self.teacher is None:
             discards["chosen:no_reference_and_no_teacher"] += 1
             return None
-        from verifiers.generation import item_messages
+        from ifpo.verifiers.generation import item_messages
 
         for text in self.teacher.generate([item_messages(item)] * self.config.teacher_attempts):
             result = self.evaluate(item, text)
@@ -289,9 +289,9 @@ class PairBuilder:
     # -- kinds -------------------------------------------------------------------------------
 
     def corrupted(self, item, chosen, chosen_res, discards) -> list[dict[str, Any]]:
-        from data_builders.corruptors import corrupt_candidates, supported
-        from verifiers.constraints import REGISTRY
-        from verifiers.generation import item_messages
+        from ifpo.data_builders.corruptors import corrupt_candidates, supported
+        from ifpo.verifiers.constraints import REGISTRY
+        from ifpo.verifiers.generation import item_messages
 
         rng = self.rng(item["id"], "corrupted")
         base = {v.constraint_id: v.passed for v in chosen_res.verdicts}
@@ -345,7 +345,7 @@ class PairBuilder:
         return [t for t in self.corruptor_llm.generate([messages]) if t.strip() and t != chosen]
 
     def stripped(self, item, chosen, chosen_res, discards) -> list[dict[str, Any]]:
-        from verifiers.generation import item_messages
+        from ifpo.verifiers.generation import item_messages
 
         if self.policy is None:
             discards["stripped:no_policy_backend"] += 1
@@ -359,7 +359,7 @@ class PairBuilder:
         return [self.pair(item, "stripped", item_messages(item), chosen, answer, chosen_res, res)]
 
     def conflict(self, item, discards) -> list[dict[str, Any]]:
-        from verifiers.generation import item_messages
+        from ifpo.verifiers.generation import item_messages
 
         chosen = conflict_clarification(item)
         rejected = item.get("ground_truth")
@@ -382,9 +382,9 @@ class PairBuilder:
         return [self.pair(item, "conflict", item_messages(item), chosen, rejected, None, None, verified_by=verified)]
 
     def misaligned(self, item, chosen, chosen_res, discards) -> list[dict[str, Any]]:
-        from data_builders.corruptors import corrupt_candidates, supported
-        from verifiers.constraints import REGISTRY
-        from verifiers.generation import item_messages
+        from ifpo.data_builders.corruptors import corrupt_candidates, supported
+        from ifpo.verifiers.constraints import REGISTRY
+        from ifpo.verifiers.generation import item_messages
 
         system = item.get("system") or ""
         rules = [c for c in item["constraints"] if c.get("description", "") and c["description"] in system]
@@ -417,7 +417,7 @@ class PairBuilder:
         return pairs
 
     def option_order(self, item, chosen, chosen_res, discards) -> list[dict[str, Any]]:
-        from verifiers.generation import item_messages
+        from ifpo.verifiers.generation import item_messages
 
         if self.policy is None:
             discards["option_order:no_policy_backend"] += 1
@@ -474,7 +474,7 @@ def _work(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def read_journal(path: Path) -> dict[str, dict[str, Any]]:
     """Finished items; a torn last line (a crash mid-write) is ignored and rebuilt."""
-    from verifiers.io import read_jsonl_objects
+    from ifpo.verifiers.io import read_jsonl_objects
 
     records, _ = read_jsonl_objects(path)
     return {rec["item_id"]: rec for rec in records if "item_id" in rec}
@@ -605,7 +605,7 @@ def build_pairs(
 
 
 def make_report(items, pairs, discards, config) -> dict[str, Any]:
-    from verifiers.constraints import REGISTRY
+    from ifpo.verifiers.constraints import REGISTRY
 
     by_type: Counter = Counter()
     by_dim: Counter = Counter()
@@ -631,7 +631,7 @@ def make_report(items, pairs, discards, config) -> dict[str, Any]:
 
 
 def _write_outputs(out: Path, pairs, report, config, media_root: Path, items_path) -> None:
-    from verifiers.io import write_json_atomic
+    from ifpo.verifiers.io import write_json_atomic
 
     tmp = out / "pairs.jsonl.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -703,7 +703,7 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--root", help="dataset root of media paths (default: the items file's folder)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    from verifiers.schema import load_items
+    from ifpo.verifiers.schema import load_items
 
     try:
         config = BuildConfig.from_yaml(args.config) if args.config else BuildConfig()

@@ -2,7 +2,7 @@
 
 VCIFBench §3.4 builds part of its DPO split by corrupting *one* constraint of a verified chosen
 response while keeping the rest of the answer (an LLM does it there). For every rule- and
-hybrid-route type in :data:`verifiers.constraints.REGISTRY` this module does the same
+hybrid-route type in :data:`ifpo.verifiers.constraints.REGISTRY` this module does the same
 programmatically: a corruptor takes the chosen response (which passes the constraint), the
 constraint's resolved params and a seeded :class:`random.Random`, and returns candidate rejected
 responses, most minimal first, each meant to break exactly that constraint and nothing else.
@@ -37,9 +37,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from verifiers.constraints import REGISTRY
-from verifiers.registry import ConstraintType, UnknownNameError, resolve_params
-from verifiers.text import find_phrase, list_items, normalize_quotes, strip_code_fences
+from ifpo.verifiers.constraints import REGISTRY
+from ifpo.verifiers.registry import ConstraintType, UnknownNameError, resolve_params
+from ifpo.verifiers.text import find_phrase, list_items, normalize_quotes, strip_code_fences
 
 __all__ = [
     "CORRUPTORS",
@@ -351,7 +351,7 @@ _MARKERISH = re.compile(r"\s*(?:[-*+•·]\s*)?(?:\d+|[A-Za-z])")  # "1." / "A."
 
 
 def _sentences(text: str) -> list[Sent]:
-    """Sentences line by line, as :func:`verifiers.text.split_sentences` sees them, with offsets;
+    """Sentences line by line, as :func:`ifpo.verifiers.text.split_sentences` sees them, with offsets;
     a list number or option letter ("1.", "A.") stays with the sentence after it."""
     out: list[Sent] = []
     for line in re.finditer(r"[^\n]+", text):

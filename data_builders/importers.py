@@ -3,7 +3,7 @@
 Each importer reads one record per line and yields items; a bad record is reported as
 ``file:line: field: what was expected`` and skipped (counted), never silently. Fields the
 importer does not map are kept on the item. Every produced item is then validated like any other
-(``verifiers.schema.Validator``), so an import never yields an item that ``ifpo validate`` would
+(``ifpo.verifiers.schema.Validator``), so an import never yields an item that ``ifpo validate`` would
 refuse.
 
 Formats (one JSON object per line; examples in README "Importing benchmarks"):
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers.registry import REGISTRY
-from verifiers.schema import ItemError, Validator, iter_jsonl
+from ifpo.verifiers.registry import REGISTRY
+from ifpo.verifiers.schema import ItemError, Validator, iter_jsonl
 
 
 class RecordError(ValueError):
@@ -138,7 +138,7 @@ def import_video_ifbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def import_ifeval(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    from verifiers.formats import ifeval_record_to_item
+    from ifpo.verifiers.formats import ifeval_record_to_item
 
     try:
         item = ifeval_record_to_item(rec)
@@ -153,7 +153,7 @@ def import_ifeval(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def _vsys_judge_type(subcategory: str) -> str:
-    from verifiers.rules.vsysbench import SUBCATEGORIES
+    from ifpo.verifiers.rules.vsysbench import SUBCATEGORIES
 
     wanted = _snake(subcategory)
     for entries in SUBCATEGORIES.values():

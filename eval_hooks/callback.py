@@ -37,12 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ifpo.eval_hooks.core import LOG_PREFIX, REPORT, checkpoint_eval_dir, headline_metrics, score_and_write
+from ifpo.verifiers.checklist import ChecklistEvaluator
+from ifpo.verifiers.generation import GenerationConfig, TransformersGenerator, item_messages
+from ifpo.verifiers.judge import Judge, JudgeConfig, make_judge
 from transformers import TrainerCallback
-
-from eval_hooks.core import LOG_PREFIX, REPORT, checkpoint_eval_dir, headline_metrics, score_and_write
-from verifiers.checklist import ChecklistEvaluator
-from verifiers.generation import GenerationConfig, TransformersGenerator, item_messages
-from verifiers.judge import Judge, JudgeConfig, make_judge
 
 logger = logging.getLogger("ifpo.eval_hooks")
 
@@ -84,7 +83,7 @@ class EvalHookConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "eval hook") -> EvalHookConfig:
-        from verifiers.config import from_mapping
+        from ifpo.verifiers.config import from_mapping
 
         return from_mapping(cls, data, source)
 
@@ -159,7 +158,7 @@ class IfpoEvalCallback(TrainerCallback):
         if eval_every_steps < 0:
             raise ValueError(f"eval_every_steps must be >= 0, got {eval_every_steps}")
         if isinstance(items, (str, Path)):
-            from verifiers.schema import read_items
+            from ifpo.verifiers.schema import read_items
 
             path = Path(items)
             self.items_source = str(path)

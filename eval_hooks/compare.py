@@ -18,8 +18,8 @@ import json
 import sys
 from pathlib import Path
 
-from eval_hooks.dashboard import render_dashboard
-from eval_hooks.reports import (
+from ifpo.eval_hooks.dashboard import render_dashboard
+from ifpo.eval_hooks.reports import (
     Comparison,
     default_pair,
     discover,
@@ -30,7 +30,7 @@ from eval_hooks.reports import (
     to_csv,
     to_json,
 )
-from verifiers.io import write_text_atomic
+from ifpo.verifiers.io import write_text_atomic
 
 
 def build_parser() -> argparse.ArgumentParser:

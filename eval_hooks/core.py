@@ -4,7 +4,7 @@ One evaluation folder holds::
 
     responses.jsonl   {"id", "response"} per item, in item order once complete
     verdicts.jsonl    the checklist's full ItemResult per item (verdicts with reasons, params, task gate)
-    report.json       ``verifiers.score.build_report`` (stable keys) + ``"evaluation"``: how it was made
+    report.json       ``ifpo.verifiers.score.build_report`` (stable keys) + ``"evaluation"``: how it was made
 
 ``report.json`` is written last and atomically: its presence means the folder is complete, which
 is how a resumed training run and ``ifpo compare`` tell finished evaluations from partial ones.
@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from verifiers.checklist import ChecklistEvaluator
-from verifiers.io import read_jsonl_objects, write_json_atomic, write_jsonl_atomic
-from verifiers.score import build_report
+from ifpo.verifiers.checklist import ChecklistEvaluator
+from ifpo.verifiers.io import read_jsonl_objects, write_json_atomic, write_jsonl_atomic
+from ifpo.verifiers.score import build_report
 
 RESPONSES = "responses.jsonl"
 VERDICTS = "verdicts.jsonl"

@@ -25,9 +25,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from eval_hooks.dashboard_assets import SCRIPT, STYLE
-from eval_hooks.reports import Checkpoint, Comparison
-from verifiers.metrics import item_outcome
+from ifpo.eval_hooks.dashboard_assets import SCRIPT, STYLE
+from ifpo.eval_hooks.reports import Checkpoint, Comparison
+from ifpo.verifiers.metrics import item_outcome
 
 METRICS = (("ipr", "IPR"), ("cpr_micro", "CPR micro"), ("cpr_macro", "CPR macro"), ("tcsr", "TCSR"), ("tisr", "TISR"))
 

@@ -26,17 +26,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval_hooks.core import (
+from ifpo.eval_hooks.core import (
     RESPONSES,
     ResponseLog,
     read_responses,
     score_and_write,
     step_from_path,
 )
-from verifiers.checklist import ChecklistEvaluator
-from verifiers.generation import GenerationConfig, Generator, item_messages, make_generator
-from verifiers.io import write_json_atomic, write_jsonl_atomic
-from verifiers.score import format_table
+from ifpo.verifiers.checklist import ChecklistEvaluator
+from ifpo.verifiers.generation import GenerationConfig, Generator, item_messages, make_generator
+from ifpo.verifiers.io import write_json_atomic, write_jsonl_atomic
+from ifpo.verifiers.score import format_table
 
 RUN_FILE = "evaluation.json"  # what this folder's answers were generated with (checked on resume)
 # Settings that change the answers; the others (concurrency, timeouts, device) may differ on a resume.
@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
-    from eval_hooks.callback import DEFAULT_GENERATION
+    from ifpo.eval_hooks.callback import DEFAULT_GENERATION
 
     data: dict[str, Any] = dict(DEFAULT_GENERATION)
     if args.generation:
@@ -220,8 +220,8 @@ def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The whole evaluation; returns the report. Raises ValueError on bad input."""
-    from verifiers.judge import make_judge
-    from verifiers.schema import read_items
+    from ifpo.verifiers.judge import make_judge
+    from ifpo.verifiers.schema import read_items
 
     if args.endpoint and args.adapter:
         raise ValueError("--adapter applies to in-process models; an endpoint serves its own weights (use --model NAME)")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval_hooks.core import (
+from ifpo.eval_hooks.core import (
     REPORT,
     RESPONSES,
     VERDICTS,
@@ -25,8 +25,8 @@ from eval_hooks.core import (
     read_responses,
     step_from_path,
 )
-from verifiers.io import read_jsonl_objects
-from verifiers.metrics import item_outcome
+from ifpo.verifiers.io import read_jsonl_objects
+from ifpo.verifiers.metrics import item_outcome
 
 REQUIRED_KEYS = ("n_items", "ipr", "cpr_micro", "cpr_macro", "cpr_by_dimension", "by_constraint_type", "by_k", "items")
 MAX_DEPTH = 4  # how deep below a run folder evaluation folders are looked for

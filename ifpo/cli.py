@@ -12,16 +12,16 @@ import importlib
 import sys
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "validate": ("verifiers.schema:cli_main", "validate an items JSONL file and print a summary or every error"),
-    "constraints": ("verifiers.constraints:cli_main", "list the registered constraint types and their parameters"),
-    "score": ("verifiers.score:cli_main", "score responses against items with the verifier suite; write REPORT.json"),
-    "judge-agreement": ("verifiers.agreement:cli_main", "agreement of judge verdicts with human labels (kappa, AC1, PABAK)"),
-    "import": ("data_builders.importers:cli_main", "convert Video-IFBench / IFEval / VSysBench / VCIFBench files to items"),
-    "build-pairs": ("data_builders.build:cli_main", "build verified chosen/rejected pairs from items (resumable)"),
-    "tiny-model": ("train.tiny_model:cli_main", "write a tiny random Qwen3-VL (tokenizer, processor, model) offline"),
-    "sample": ("data_builders.sample_benchmark.cli:cli_main", "regenerate the bundled sample benchmark (media + items)"),
-    "evaluate": ("eval_hooks.evaluate:cli_main", "generate with a model, model + adapter or endpoint on items and score (resumable)"),
-    "compare": ("eval_hooks.compare:cli_main", "compare checkpoints and runs: terminal table, CSV/JSON, self-contained HTML dashboard"),
+    "validate": ("ifpo.verifiers.schema:cli_main", "validate an items JSONL file and print a summary or every error"),
+    "constraints": ("ifpo.verifiers.constraints:cli_main", "list the registered constraint types and their parameters"),
+    "score": ("ifpo.verifiers.score:cli_main", "score responses against items with the verifier suite; write REPORT.json"),
+    "judge-agreement": ("ifpo.verifiers.agreement:cli_main", "agreement of judge verdicts with human labels (kappa, AC1, PABAK)"),
+    "import": ("ifpo.data_builders.importers:cli_main", "convert Video-IFBench / IFEval / VSysBench / VCIFBench files to items"),
+    "build-pairs": ("ifpo.data_builders.build:cli_main", "build verified chosen/rejected pairs from items (resumable)"),
+    "tiny-model": ("ifpo.train.tiny_model:cli_main", "write a tiny random Qwen3-VL (tokenizer, processor, model) offline"),
+    "sample": ("ifpo.data_builders.sample_benchmark.cli:cli_main", "regenerate the bundled sample benchmark (media + items)"),
+    "evaluate": ("ifpo.eval_hooks.evaluate:cli_main", "generate with a model, model + adapter or endpoint on items and score (resumable)"),
+    "compare": ("ifpo.eval_hooks.compare:cli_main", "compare checkpoints and runs: terminal table, CSV/JSON, self-contained HTML dashboard"),
 }
 
 

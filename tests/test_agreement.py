@@ -7,8 +7,7 @@ import subprocess
 import sys
 
 import pytest
-
-from verifiers.agreement import agreement_report, fleiss_kappa, pairwise
+from ifpo.verifiers.agreement import agreement_report, fleiss_kappa, pairwise
 
 T, F = True, False
 

@@ -12,12 +12,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from data_builders.build import BuildConfig, build_pairs, permute_branches, strip_constraints
-from data_builders.importers import import_file
-from verifiers.checklist import ChecklistEvaluator
-from verifiers.constraints import REGISTRY
-from verifiers.schema import read_items
+from ifpo.data_builders.build import BuildConfig, build_pairs, permute_branches, strip_constraints
+from ifpo.data_builders.importers import import_file
+from ifpo.verifiers.checklist import ChecklistEvaluator
+from ifpo.verifiers.constraints import REGISTRY
+from ifpo.verifiers.schema import read_items
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample"
@@ -172,7 +171,7 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path):
 
 @pytest.mark.slow
 def test_stripped_and_option_order_with_the_tiny_model_as_policy(tmp_path):
-    from train.tiny_model import build_tiny_model
+    from ifpo.train.tiny_model import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny", seed=0)
     items = [i for i in ITEMS if i["structure"] in ("single", "selection")][:12]
@@ -247,7 +246,7 @@ def test_length_match_drops_unbalanced_pairs(tmp_path, built):
     cfg = BuildConfig(seed=0, length_match=True, length_tolerance=0.1)
     matched = build_pairs(ITEMS, tmp_path / "m", cfg, media_root=SAMPLE, progress=False)
     kept = [json.loads(line) for line in (tmp_path / "m" / "pairs.jsonl").read_text().splitlines()]
-    from verifiers.text import count_words
+    from ifpo.verifiers.text import count_words
 
     for p in kept:
         c, r = count_words(_text(p["chosen"])), count_words(_text(p["rejected"]))

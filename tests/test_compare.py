@@ -13,13 +13,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
-from eval_hooks.compare import cli_main as compare_main
-from eval_hooks.core import checkpoint_eval_dir, score_and_write
-from eval_hooks.dashboard import render_dashboard
-from eval_hooks.reports import default_pair, discover, find_checkpoint, flips
-from verifiers.checklist import ChecklistEvaluator
-from verifiers.schema import read_items
+from ifpo.eval_hooks.compare import cli_main as compare_main
+from ifpo.eval_hooks.core import checkpoint_eval_dir, score_and_write
+from ifpo.eval_hooks.dashboard import render_dashboard
+from ifpo.eval_hooks.reports import default_pair, discover, find_checkpoint, flips
+from ifpo.verifiers.checklist import ChecklistEvaluator
+from ifpo.verifiers.schema import read_items
 
 REPO = Path(__file__).resolve().parent.parent
 ITEMS = REPO / "sample" / "items.jsonl"
@@ -140,7 +139,7 @@ def test_cli_bad_checkpoint_choice(runs, tmp_path, capsys):
 
 
 def test_render_needs_a_checkpoint():
-    from eval_hooks.reports import Comparison
+    from ifpo.eval_hooks.reports import Comparison
 
     with pytest.raises(ValueError, match="nothing to compare"):
         render_dashboard(Comparison([], [], []), None)

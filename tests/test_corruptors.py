@@ -12,10 +12,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-
-from data_builders.corruptors import CORRUPTORS, corrupt_candidates, get_corruptor, supported
-from verifiers.constraints import REGISTRY
-from verifiers.registry import MissingParamError, run_checker
+from ifpo.data_builders.corruptors import CORRUPTORS, corrupt_candidates, get_corruptor, supported
+from ifpo.verifiers.constraints import REGISTRY
+from ifpo.verifiers.registry import MissingParamError, run_checker
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample" / "items.jsonl"

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from train.lengths import OverlongPairsError, check_lengths, measure_lengths
-from train.pairs import load_pairs
-from train.sample_pairs import build_sample_pairs
-from train.tiny_model import build_tiny_model
-from train.vision import (
+from ifpo.train.lengths import OverlongPairsError, check_lengths, measure_lengths
+from ifpo.train.pairs import load_pairs
+from ifpo.train.sample_pairs import build_sample_pairs
+from ifpo.train.tiny_model import build_tiny_model
+from ifpo.train.vision import (
     DataCollatorForVideoPreference,
     MediaBudget,
     count_media_tokens,
@@ -151,11 +150,10 @@ def test_overlong_pair_is_reported_by_id_not_cut(processor, pairs, tmp_path):
 
 
 def make_trainer(tiny_dir, processor, dataset, out, **overrides):
+    from ifpo.train.trainer import IfpoDPOTrainer
     from peft import LoraConfig
     from transformers import AutoModelForImageTextToText
     from trl import DPOConfig
-
-    from train.trainer import IfpoDPOTrainer
 
     args = DPOConfig(
         output_dir=str(out), use_cpu=True, bf16=False, activation_checkpointing=False, max_length=None,
@@ -176,8 +174,7 @@ def make_trainer(tiny_dir, processor, dataset, out, **overrides):
 
 def test_precomputed_reference_matches_on_the_fly(tiny_dir, processor, pairs, tmp_path):
     from datasets import Dataset
-
-    from train.ref_logps import on_the_fly_ref_logps, precompute_ref_logps
+    from ifpo.train.ref_logps import on_the_fly_ref_logps, precompute_ref_logps
 
     rows = pick(pairs, n_video=4, n_image=3, n_text=3)
     dataset = Dataset.from_list(rows)
@@ -218,8 +215,7 @@ def test_precomputed_reference_matches_on_the_fly(tiny_dir, processor, pairs, tm
 @pytest.mark.parametrize("mix", [{"n_video": 8}, {"n_video": 1, "n_image": 1, "n_text": 2}], ids=["video-only", "mixed"])
 def test_video_only_and_mixed_batches_train(tiny_dir, processor, pairs, tmp_path, mix):
     from datasets import Dataset
-
-    from train.ref_logps import precompute_ref_logps
+    from ifpo.train.ref_logps import precompute_ref_logps
 
     dataset = Dataset.from_list(pick(pairs, **mix))
     trainer = make_trainer(tiny_dir, processor, dataset, tmp_path / "out", max_steps=2)

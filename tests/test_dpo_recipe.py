@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from train.recipe import DPORecipe, RecipeError, dump_resolved, parse_recipe
+from ifpo.train.recipe import DPORecipe, RecipeError, dump_resolved, parse_recipe
 
 REPO = Path(__file__).resolve().parent.parent
 CPU = ["--use_cpu", "true", "--bf16", "false"]

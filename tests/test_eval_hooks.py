@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, user_text
-
-from eval_hooks.callback import EvalHookConfig, IfpoEvalCallback, generation_config, shard_indices
-from eval_hooks.core import REPORT, RESPONSES, VERDICTS, headline_metrics, read_responses
-from eval_hooks.evaluate import cli_main as evaluate_main
-from verifiers.schema import read_items
+from ifpo.eval_hooks.callback import EvalHookConfig, IfpoEvalCallback, generation_config, shard_indices
+from ifpo.eval_hooks.core import REPORT, RESPONSES, VERDICTS, headline_metrics, read_responses
+from ifpo.eval_hooks.evaluate import cli_main as evaluate_main
+from ifpo.verifiers.schema import read_items
 
 REPO = Path(__file__).resolve().parent.parent
 ITEMS = REPO / "sample" / "items.jsonl"
@@ -119,7 +118,7 @@ class TrackerStub:
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from train.tiny_model import build_tiny_model
+    from ifpo.train.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)
 
@@ -332,7 +331,7 @@ DIST_SCRIPT = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     import torch.distributed as dist
     from transformers import AutoModelForImageTextToText, AutoProcessor
-    from eval_hooks.callback import IfpoEvalCallback
+    from ifpo.eval_hooks.callback import IfpoEvalCallback
     dist.init_process_group("gloo")
     tiny, items, out = sys.argv[2], sys.argv[3], sys.argv[4]
     model = AutoModelForImageTextToText.from_pretrained(tiny)

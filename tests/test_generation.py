@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
-
-from verifiers.generation import GenerationConfig, item_messages, make_generator
+from ifpo.verifiers.generation import GenerationConfig, item_messages, make_generator
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample"
 ITEMS = [json.loads(line) for line in (SAMPLE / "items.jsonl").read_text().splitlines()]
@@ -23,7 +22,7 @@ def _mixed():
 
 @pytest.mark.slow
 def test_batched_generation_matches_one_by_one(tmp_path):
-    from train.tiny_model import build_tiny_model
+    from ifpo.train.tiny_model import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny", seed=0)
     convs = _mixed()

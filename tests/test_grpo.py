@@ -15,15 +15,14 @@ from pathlib import Path
 import pytest
 import torch
 from fake_openai import FakeOpenAI
-
-from train import callbacks as cb
-from train.grpo_recipe import parse_grpo_recipe
-from train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, grpo_peft_config
-from train.model import load_processor_and_model
-from train.rewards import ChecklistReward, completion_text
-from verifiers.checklist import ChecklistEvaluator
-from verifiers.judge import make_judge
-from verifiers.schema import read_items
+from ifpo.train import callbacks as cb
+from ifpo.train.grpo_recipe import parse_grpo_recipe
+from ifpo.train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, grpo_peft_config
+from ifpo.train.model import load_processor_and_model
+from ifpo.train.rewards import ChecklistReward, completion_text
+from ifpo.verifiers.checklist import ChecklistEvaluator
+from ifpo.verifiers.judge import make_judge
+from ifpo.verifiers.schema import read_items
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample"
@@ -146,7 +145,7 @@ def test_entry_script_runs_the_tiny_recipe(tmp_path):
 
 
 def test_bad_recipe_fails_before_loading(capsys):
-    from train.grpo import main
+    from ifpo.train.grpo import main
 
     assert main([str(REPO / "recipes" / "tiny_grpo.yaml"), "--reward", "cpr"]) == 2
     assert "did you mean 'rewards'" in capsys.readouterr().err

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
-
-from train.grpo_recipe import GRPORecipe, parse_grpo_recipe
-from train.grpo_trainer import prompt_row, select_items
-from train.recipe import RecipeError
-from train.rewards import ChecklistReward, RewardSpec, checklist_score, completion_text
-from verifiers.checklist import ChecklistEvaluator
-from verifiers.judge import make_judge
+from ifpo.train.grpo_recipe import GRPORecipe, parse_grpo_recipe
+from ifpo.train.grpo_trainer import prompt_row, select_items
+from ifpo.train.recipe import RecipeError
+from ifpo.train.rewards import ChecklistReward, RewardSpec, checklist_score, completion_text
+from ifpo.verifiers.checklist import ChecklistEvaluator
+from ifpo.verifiers.judge import make_judge
 
 REPO = Path(__file__).resolve().parent.parent
 CPU = ["--use_cpu", "true", "--bf16", "false"]
@@ -195,7 +194,7 @@ def test_judge_calls_of_a_batch_are_concurrent_and_cached(tmp_path):
 
 
 def test_prompt_rows_and_item_selection():
-    from verifiers.schema import read_items
+    from ifpo.verifiers.schema import read_items
 
     items = read_items(REPO / "sample" / "items.jsonl")
     chosen = select_items(items, media=["image"], max_items=3)
@@ -235,7 +234,7 @@ def test_bad_recipes_name_the_key(tmp_path, argv, message):
 
 
 def test_model_and_lora_keys_mirror_the_dpo_recipe():
-    from train.recipe import DPORecipe
+    from ifpo.train.recipe import DPORecipe
 
     for name in ("model_name_or_path", "lora_r", "lora_target_modules", "image_max_pixels", "video_fps"):
         assert GRPORecipe.__dataclass_fields__[name].metadata == DPORecipe.__dataclass_fields__[name].metadata
@@ -243,7 +242,7 @@ def test_model_and_lora_keys_mirror_the_dpo_recipe():
 
 
 def test_peft_config_trains_the_recipes_modules_to_save(tmp_path):
-    from train.grpo_trainer import grpo_peft_config
+    from ifpo.train.grpo_trainer import grpo_peft_config
 
     tiny = parse_grpo_recipe([str(REPO / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(tmp_path)])
     config = grpo_peft_config(tiny.ifpo)

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from data_builders.importers import import_file
-from verifiers.schema import load_items
+from ifpo.data_builders.importers import import_file
+from ifpo.verifiers.schema import load_items
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = Path(__file__).resolve().parent.parent / "sample"

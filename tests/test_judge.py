@@ -6,9 +6,8 @@ import json
 
 import pytest
 from fake_openai import FakeOpenAI, user_text
-
-from verifiers.checklist import ChecklistEvaluator
-from verifiers.judge import JudgeConfig, JudgeError, OpenAIJudge, make_judge, parse_json_answer
+from ifpo.verifiers.checklist import ChecklistEvaluator
+from ifpo.verifiers.judge import JudgeConfig, JudgeError, OpenAIJudge, make_judge, parse_json_answer
 
 ITEM = {
     "id": "t1",
@@ -230,7 +229,7 @@ def test_unreachable_server_is_a_judge_error(tmp_path):
 
 @pytest.mark.slow
 def test_in_process_transformers_backend_runs_the_tiny_model(tmp_path):
-    from train.tiny_model import build_tiny_model
+    from ifpo.train.tiny_model import build_tiny_model
 
     model_dir = build_tiny_model(tmp_path / "tiny", seed=0)
     judge = make_judge({"backend": "transformers", "model": str(model_dir), "max_tokens": 8, "max_retries": 1,

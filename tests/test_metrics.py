@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from verifiers.metrics import (
+from ifpo.verifiers.metrics import (
     checklist_report,
     conflict_metrics,
     item_outcome,

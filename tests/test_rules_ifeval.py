@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ifpo.verifiers.rules.ifeval  # noqa: F401  (registration)
 import pytest
-
-import verifiers.rules.ifeval  # noqa: F401  (registration)
-from verifiers.registry import REGISTRY, MissingParamError, run_checker
+from ifpo.verifiers.registry import REGISTRY, MissingParamError, run_checker
 
 IFEVAL_IDS = [
     "keywords:existence",
@@ -403,7 +402,7 @@ def _verdict(type_id: str, params: dict, response: str) -> bool:
 def test_word_count_matches_nltk_regexp_tokenizer():
     import re
 
-    from verifiers.rules.ifeval import _count_words
+    from ifpo.verifiers.rules.ifeval import _count_words
 
     for text in _fuzz(["a", "Z", "9", "_", " ", "\n", "'", "-", ".", "é", "中", "\u00a0", "ß"]):
         assert _count_words(text) == len(re.findall(r"\w+", text)), repr(text)
@@ -412,7 +411,7 @@ def test_word_count_matches_nltk_regexp_tokenizer():
 def test_bullet_count_matches_reference_regexes():
     import re
 
-    from verifiers.rules.ifeval import _count_bullets
+    from ifpo.verifiers.rules.ifeval import _count_bullets
 
     star, dash = re.compile(r"^\s*\*[^\*].*$", re.M), re.compile(r"^\s*-.*$", re.M)
     for text in _fuzz(["*", "-", "\n", " ", "a", "\t", "\r", "**", "\u3000"], n=6000):
@@ -521,7 +520,7 @@ def test_nth_paragraph_first_word_rules():
 
 
 def test_checks_are_check_tuples():
-    from verifiers.registry import Check
+    from ifpo.verifiers.registry import Check
 
     check = _run("length_constraints:number_words", {}, "one two three four five six")
     assert type(check) is Check and check == Check(False, "6 words, expected less than 5")

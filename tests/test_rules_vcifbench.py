@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import string
 
+import ifpo.verifiers.rules.vcifbench as vc
 import pytest
-
-import verifiers.rules.vcifbench as vc
-from verifiers.registry import REGISTRY, MissingParamError, run_checker
+from ifpo.verifiers.registry import REGISTRY, MissingParamError, run_checker
 
 # Table 10 of the VCIFBench paper: id -> (dimension, route).
 TABLE_10 = {

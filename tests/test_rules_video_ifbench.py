@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ifpo.verifiers.rules.video_ifbench  # noqa: F401  (registration)
 import pytest
-
-import verifiers.rules.video_ifbench  # noqa: F401  (registration)
-from verifiers.registry import REGISTRY, MissingParamError, run_checker
+from ifpo.verifiers.registry import REGISTRY, MissingParamError, run_checker
 
 IDS = {
     "structured_json_output": {"top_level", "required_keys", "forbidden_keys", "schema"},

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
+import ifpo.verifiers.rules.vsysbench as vsys
 import pytest
-
-import verifiers.rules.vsysbench as vsys
-from verifiers.registry import REGISTRY, MissingParamError, run_checker
+from ifpo.verifiers.registry import REGISTRY, MissingParamError, run_checker
 
 
 def check(type_id: str, response: str, **params):

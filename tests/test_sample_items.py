@@ -10,13 +10,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from data_builders.sample_benchmark.items import TASK_TYPES, build_items, dumps_items, verify_items
-from data_builders.sample_benchmark.media import generate_media
-from verifiers.constraints import REGISTRY
-from verifiers.registry import run_checker
-from verifiers.rules.vcifbench import CONFLICT_TEMPLATES
-from verifiers.schema import OVERRIDE_STYLES, load_items
+from ifpo.data_builders.sample_benchmark.items import TASK_TYPES, build_items, dumps_items, verify_items
+from ifpo.data_builders.sample_benchmark.media import generate_media
+from ifpo.verifiers.constraints import REGISTRY
+from ifpo.verifiers.registry import run_checker
+from ifpo.verifiers.rules.vcifbench import CONFLICT_TEMPLATES
+from ifpo.verifiers.schema import OVERRIDE_STYLES, load_items
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample"

@@ -8,15 +8,14 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
-from PIL import Image
-
-from data_builders.sample_benchmark.media import (
+from ifpo.data_builders.sample_benchmark.media import (
     BACKGROUND_RGB,
     PALETTE,
     POSITIONS,
     generate_media,
     position_center,
 )
+from PIL import Image
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample"
 SHIPPED_FACTS = json.loads((SAMPLE / "facts.json").read_text(encoding="utf-8"))

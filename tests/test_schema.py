@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from verifiers.schema import load_items, read_items, summarize
+from ifpo.verifiers.schema import load_items, read_items, summarize
 
 
 def good_item(**overrides):

@@ -113,8 +113,8 @@ def test_sample_reference_responses_pass_every_rule_verdict(tmp_path):
 
 
 def test_vsysbench_block_for_system_message_items(tmp_path):
-    from verifiers.checklist import ItemResult, Verdict
-    from verifiers.score import build_report
+    from ifpo.verifiers.checklist import ItemResult, Verdict
+    from ifpo.verifiers.score import build_report
 
     def result(id_, passed, gate):
         verdicts = [Verdict(f"c{i}", "vsys_output_length", "format", "rule", p, "") for i, p in enumerate(passed)]

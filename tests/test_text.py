@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import pytest
-
-from verifiers import constraints  # noqa: F401  (registers every checker)
-from verifiers.registry import (
+from ifpo.verifiers import constraints  # noqa: F401  (registers every checker)
+from ifpo.verifiers.registry import (
     REGISTRY,
     at_least_error,
     bounds_error,
@@ -17,7 +16,7 @@ from verifiers.registry import (
     regex_error,
     run_checker,
 )
-from verifiers.text import (
+from ifpo.verifiers.text import (
     count_phrase,
     excerpt,
     find_phrase,

@@ -7,8 +7,7 @@ import json
 
 import numpy as np
 import pytest
-
-from train.tiny_model import (
+from ifpo.train.tiny_model import (
     ADDED_TEXT_TOKENS,
     MANIFEST_NAME,
     SPECIAL_TOKENS,

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from ifpo.train.vision import PAIR_KINDS
 from transformers import TrainerCallback
-
-from train.vision import PAIR_KINDS
 
 
 @contextlib.contextmanager

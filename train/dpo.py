@@ -29,15 +29,15 @@ logger = logging.getLogger("ifpo.dpo")
 def main(argv: list[str]) -> int:
     started = time.time()
     if argv and argv[0] in ("-h", "--help"):
-        from train.recipe import recipe_help
+        from ifpo.train.recipe import recipe_help
 
         print(recipe_help())
         return 0
 
     # ---- 1. parse ----------------------------------------------------------------------------
-    from train.lengths import OverlongPairsError
-    from train.pairs import PairsError
-    from train.recipe import RecipeError, parse_recipe
+    from ifpo.train.lengths import OverlongPairsError
+    from ifpo.train.pairs import PairsError
+    from ifpo.train.recipe import RecipeError, parse_recipe
 
     try:
         recipe = parse_recipe(argv)
@@ -50,15 +50,14 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     import torch
+    from ifpo.train import callbacks as cb
+    from ifpo.train.lengths import check_lengths, measure_lengths, summarise
+    from ifpo.train.model import load_processor_and_model, lora_config
+    from ifpo.train.pairs import load_pairs, writable
+    from ifpo.train.ref_logps import precompute_ref_logps
+    from ifpo.train.trainer import IfpoDPOTrainer
+    from ifpo.train.vision import DataCollatorForVideoPreference
     from transformers import set_seed
-
-    from train import callbacks as cb
-    from train.lengths import check_lengths, measure_lengths, summarise
-    from train.model import load_processor_and_model, lora_config
-    from train.pairs import load_pairs, writable
-    from train.ref_logps import precompute_ref_logps
-    from train.trainer import IfpoDPOTrainer
-    from train.vision import DataCollatorForVideoPreference
 
     set_seed(args.seed)
     if cfg.resume:
@@ -121,7 +120,7 @@ def main(argv: list[str]) -> int:
     )
 
     if cfg.eval_hook is not None:
-        from eval_hooks.callback import IfpoEvalCallback
+        from ifpo.eval_hooks.callback import IfpoEvalCallback
 
         # Scores the base weights (step 0), every N steps / each save and the final weights with the
         # verifier suite; metrics go to the trainer's trackers through the trainer's own log path.
@@ -170,8 +169,8 @@ def main(argv: list[str]) -> int:
     if not interrupted:
         trainer.save_model(str(out))  # the adapter (or full weights) and the processor, from rank 0
     if trainer.accelerator.is_main_process:
-        from train.manifest import run_manifest
-        from train.recipe import dump_resolved
+        from ifpo.train.manifest import run_manifest
+        from ifpo.train.recipe import dump_resolved
 
         dump_resolved(recipe, out / "recipe.resolved.yaml")
         if cfg.merge_adapter and cfg.use_lora and not interrupted:

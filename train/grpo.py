@@ -34,14 +34,14 @@ logger = logging.getLogger("ifpo.grpo")
 def main(argv: list[str]) -> int:
     started = time.time()
     if argv and argv[0] in ("-h", "--help"):
-        from train.grpo_recipe import recipe_help
+        from ifpo.train.grpo_recipe import recipe_help
 
         print(recipe_help())
         return 0
 
     # ---- 1. parse ----------------------------------------------------------------------------
-    from train.grpo_recipe import parse_grpo_recipe
-    from train.recipe import RecipeError
+    from ifpo.train.grpo_recipe import parse_grpo_recipe
+    from ifpo.train.recipe import RecipeError
 
     try:
         recipe = parse_grpo_recipe(argv)
@@ -55,20 +55,19 @@ def main(argv: list[str]) -> int:
 
     import torch
     from accelerate import PartialState
-    from transformers import set_seed
-
-    from train import callbacks as cb
-    from train.grpo_trainer import (
+    from ifpo.train import callbacks as cb
+    from ifpo.train.grpo_trainer import (
         IfpoGRPOTrainer,
         build_prompt_dataset,
         grpo_peft_config,
         item_media_kind,
         load_training_items,
     )
-    from train.model import load_processor_and_model
-    from train.rewards import ChecklistReward
-    from verifiers.checklist import ChecklistEvaluator
-    from verifiers.judge import make_judge
+    from ifpo.train.model import load_processor_and_model
+    from ifpo.train.rewards import ChecklistReward
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+    from ifpo.verifiers.judge import make_judge
+    from transformers import set_seed
 
     set_seed(args.seed)
     if cfg.resume:
@@ -119,7 +118,7 @@ def main(argv: list[str]) -> int:
         media_root=media_root,
     )
     if cfg.eval_hook is not None:
-        from eval_hooks.callback import IfpoEvalCallback
+        from ifpo.eval_hooks.callback import IfpoEvalCallback
 
         # The same checkpoint evaluation as DPO: step 0, every N steps / each save, the final weights.
         IfpoEvalCallback.from_config(cfg.eval_hook_config(), output_dir=out).attach(trainer)
@@ -145,8 +144,8 @@ def main(argv: list[str]) -> int:
     if not interrupted:
         trainer.save_model(str(out))
     if trainer.accelerator.is_main_process:
-        from train.manifest import git_state, package_versions
-        from train.recipe import dump_resolved
+        from ifpo.train.manifest import git_state, package_versions
+        from ifpo.train.recipe import dump_resolved
 
         dump_resolved(recipe, out / "recipe.resolved.yaml")
         if cfg.merge_adapter and cfg.use_lora and not interrupted:

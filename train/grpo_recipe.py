@@ -8,7 +8,7 @@ over :class:`GRPORecipe` (ifpo's keys: model and LoRA, exactly as the DPO recipe
 media budgets; checklist rewards; judge; rollout samples) and TRL's ``GRPOConfig`` (``learning_rate``,
 ``beta``, ``num_generations``, ``max_completion_length``, ``temperature``, ``reward_weights``,
 ``multi_objective_aggregation``, ``use_vllm``, ``vllm_mode``, ...). Reading, type conversion and
-unknown-key suggestions are ``train/recipe.py``'s (:func:`train.recipe.read_recipe_values`).
+unknown-key suggestions are ``train/recipe.py``'s (:func:`ifpo.train.recipe.read_recipe_values`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from train.recipe import (
+from ifpo.train.recipe import (
     TRL_DEFAULTS,
     DPORecipe,
     Recipe,
@@ -30,8 +30,8 @@ from train.recipe import (
     eval_hook_config,
     read_recipe_values,
 )
-from train.rewards import DIMENSIONS, REWARD_MODES, UNJUDGED_POLICIES, RewardSpec
-from train.vision import MediaBudget
+from ifpo.train.rewards import DIMENSIONS, REWARD_MODES, UNJUDGED_POLICIES, RewardSpec
+from ifpo.train.vision import MediaBudget
 
 SCRIPT = "train/grpo.py"
 GRPO_TRL_DEFAULTS: dict[str, Any] = {**TRL_DEFAULTS, "output_dir": "runs/grpo"}
@@ -196,7 +196,7 @@ def recipe_help() -> str:
 
 
 def parse_grpo_recipe(argv: list[str]) -> Recipe:
-    """Parse ``RECIPE.yaml [--key value ...]`` into a :class:`train.recipe.Recipe` (``args`` a ``GRPOConfig``)."""
+    """Parse ``RECIPE.yaml [--key value ...]`` into a :class:`ifpo.train.recipe.Recipe` (``args`` a ``GRPOConfig``)."""
     from trl import GRPOConfig
 
     path, ifpo_values, trl_only = read_recipe_values(argv, GRPORecipe, GRPOConfig, script=SCRIPT, refused={})

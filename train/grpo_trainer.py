@@ -5,7 +5,7 @@ TRL 1.16's GRPOTrainer reads only ``image``/``images`` columns, and its forward 
 TRL's generation, rewards, advantages and loss, and changes where prompts meet media:
 
 1. ``_generate_and_score_completions``: before TRL's step, every distinct prompt of the batch is
-   processed once, the way the DPO collator does it (``train.vision``: images resized under the
+   processed once, the way the DPO collator does it (``ifpo.train.vision``: images resized under the
    recipe's budget, video frames sampled and resized like qwen-vl-utils and handed over with their
    ``VideoMetadata``, ``do_sample_frames=False``/``do_resize=False``). The per-row tensors travel
    with the rollouts under ``ifpo_media`` (a list, so TRL's shuffle and split keep it aligned).
@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from ifpo.train.vision import MediaBudget, clean_messages, load_image, load_video, patch_factor, resolve_media
+from ifpo.verifiers.generation import item_messages
 from trl import GRPOTrainer
-
-from train.vision import MediaBudget, clean_messages, load_image, load_video, patch_factor, resolve_media
-from verifiers.generation import item_messages
 
 logger = logging.getLogger("ifpo.grpo")
 
@@ -80,7 +79,7 @@ def select_items(
 
 def load_training_items(recipe) -> tuple[list[dict[str, Any]], Path, str]:
     """Items (validated), their media root and a fingerprint, as the recipe selects them."""
-    from verifiers.schema import read_items
+    from ifpo.verifiers.schema import read_items
 
     path = SAMPLE_ITEMS if recipe.items == "sample" else Path(recipe.items)
     if not path.is_file():
@@ -95,7 +94,7 @@ def load_training_items(recipe) -> tuple[list[dict[str, Any]], Path, str]:
 def prompt_row(item: Mapping[str, Any]) -> dict[str, Any]:
     """One dataset row: the item's chat prompt (system, media placeholders, instruction), id and media paths.
 
-    The prompt is ``verifiers.generation.item_messages`` (the same rendering evaluation uses) with the
+    The prompt is ``ifpo.verifiers.generation.item_messages`` (the same rendering evaluation uses) with the
     media parts reduced to placeholders; the paths travel in their own columns.
     """
     messages = item_messages(item)
@@ -118,7 +117,7 @@ def build_prompt_dataset(items: Sequence[Mapping[str, Any]]):
 
 
 def grpo_peft_config(recipe):
-    """``train.model.lora_config`` plus the recipe's ``lora_modules_to_save`` (trained in full, saved with the adapter).
+    """``ifpo.train.model.lora_config`` plus the recipe's ``lora_modules_to_save`` (trained in full, saved with the adapter).
 
     ``lm_head`` is the one that matters on the tiny random model: after the final RMSNorm its random head
     (std 0.02) turns any hidden state into near-uniform logits, so LoRA on every language-model projection
@@ -126,7 +125,7 @@ def grpo_peft_config(recipe):
     best, by direct optimisation). A LoRA adapter on ``lm_head`` would not help: TRL's fused LM head reads
     ``lm_head.weight`` and skips the adapter; a ``modules_to_save`` copy is what that attribute resolves to.
     """
-    from train.model import lora_config
+    from ifpo.train.model import lora_config
 
     config = lora_config(recipe)
     if config is not None and recipe.lora_modules_to_save:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from train.vision import count_media_tokens
+from ifpo.train.vision import count_media_tokens
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,7 @@ def torch_dtype(name: str, *, bf16: bool, fp16: bool) -> torch.dtype:
 def tiny_model_dir(output_dir: str | Path, seed: int) -> Path:
     """Build (or reuse) the tiny Qwen3-VL under ``output_dir/tiny-model``; return its directory."""
     from accelerate import PartialState
-
-    from train.tiny_model import MANIFEST_NAME, build_tiny_model, read_manifest
+    from ifpo.train.tiny_model import MANIFEST_NAME, build_tiny_model, read_manifest
 
     out = Path(output_dir) / "tiny-model"
     # One process builds, the others wait and reuse (all ranks share the output directory).

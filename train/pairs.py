@@ -152,8 +152,7 @@ def load_pairs(spec: str, *, output_dir: str | Path, split: str = "train", media
     directory: Path | None
     if spec == "sample":
         from accelerate import PartialState
-
-        from train.sample_pairs import build_sample_pairs
+        from ifpo.train.sample_pairs import build_sample_pairs
 
         directory = Path(output_dir) / "sample_pairs"
         with PartialState().main_process_first():

@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from train.vision import MediaBudget
+from ifpo.train.vision import MediaBudget
 
 # ifpo's defaults for TRL keys (applied below the recipe file). CPU-vs-GPU precision is left to the
 # recipe on purpose: a recipe states where it runs.
@@ -367,7 +366,7 @@ def check_model_source(source: str) -> None:
 def check_eval_hook(eval_hook: dict | None) -> None:
     """Refuse a bad ``eval_hook`` when the recipe is read, not at the first checkpoint."""
     if eval_hook is not None:
-        from eval_hooks.callback import EvalHookConfig
+        from ifpo.eval_hooks.callback import EvalHookConfig
 
         EvalHookConfig.from_mapping(eval_hook, source="eval_hook")
 

@@ -7,7 +7,7 @@ pass each step; TRL's ``precompute_ref_log_probs`` would avoid it but is refused
 autocast), on the same collator as training, and stores the sums per pair in a JSON cache named by a
 fingerprint of
 
-- the reference weights (``train.model.model_fingerprint``, adapters excluded) and load dtype,
+- the reference weights (``ifpo.train.model.model_fingerprint``, adapters excluded) and load dtype,
 - the pairs (text and media bytes: ``PairSet.fingerprint``),
 - the processor settings (media budgets, image/video processor config, chat template),
 
@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from train.model import model_fingerprint
+from ifpo.train.model import model_fingerprint
 
 logger = logging.getLogger(__name__)
 

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verifiers.checklist import ChecklistEvaluator, ItemResult
-from verifiers.metrics import constraint_metrics, instruction_metrics
+from ifpo.verifiers.checklist import ChecklistEvaluator, ItemResult
+from ifpo.verifiers.metrics import constraint_metrics, instruction_metrics
 
 REWARD_MODES = ("cpr", "ipr", "tcsr")
 DIMENSIONS = ("format", "content", "style", "structure")

@@ -20,7 +20,7 @@ Output (the pair-format contract)::
 Example::
 
     build_sample_pairs("runs/tiny/sample_pairs")            # from sample/items.jsonl
-    python -m train.sample_pairs --out runs/sample_pairs     # same, from the shell
+    python -m ifpo.train.sample_pairs --out runs/sample_pairs     # same, from the shell
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def build_sample_pairs(out_dir: str | Path, items_path: str | Path = DEFAULT_ITE
     manifest = {
         "media_root": str(items_path.parent),
         "source": str(items_path),
-        "builder": "train.sample_pairs (stand-in, unverified negatives)",
+        "builder": "ifpo.train.sample_pairs (stand-in, unverified negatives)",
         "builder_version": BUILDER_VERSION,
         "num_pairs": len(pairs),
         "items_sha256": hashlib.sha256(items_path.read_bytes()).hexdigest(),

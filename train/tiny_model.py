@@ -608,7 +608,7 @@ def build_tiny_model(
     model.save_pretrained(out)
     processor.save_pretrained(out)
     manifest = {
-        "builder": "train.tiny_model.build_tiny_model",
+        "builder": "ifpo.train.tiny_model.build_tiny_model",
         "seed": seed,
         "num_parameters": num_parameters,
         "vocab_size": len(tokenizer),

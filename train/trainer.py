@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ifpo.train.callbacks import capture_log_probs, per_pair_correct, record_kind_accuracy
 from trl import DPOTrainer
-
-from train.callbacks import capture_log_probs, per_pair_correct, record_kind_accuracy
 
 IFPO_COLUMNS = ("videos", "pair_id", "kind", "ref_chosen_logps", "ref_rejected_logps")
 

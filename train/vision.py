@@ -27,9 +27,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from trl.trainer.dpo_trainer import DataCollatorForVisionPreference
-
-from verifiers.media import (
+from ifpo.verifiers.media import (
     FRAME_FACTOR,
     MediaBudget,
     load_image,
@@ -37,6 +35,7 @@ from verifiers.media import (
     patch_factor,
     sample_frame_indices,
 )
+from trl.trainer.dpo_trainer import DataCollatorForVisionPreference
 
 # Negative kinds the pair builder writes in ``meta.kind``; anything else is counted as "other".
 PAIR_KINDS: tuple[str, ...] = ("stripped", "corrupted", "conflict", "misaligned", "option_order", "other")

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from verifiers.judge import coerce_bool
-from verifiers.schema import iter_jsonl
+from ifpo.verifiers.judge import coerce_bool
+from ifpo.verifiers.schema import iter_jsonl
 
 
 def pairwise(a: Sequence[bool], b: Sequence[bool]) -> dict[str, float | int | None]:
@@ -165,7 +165,7 @@ def cli_main(argv: list[str]) -> int:
     if result["excluded"]:
         print("excluded: " + ", ".join(f"{k} {v}" for k, v in result["excluded"].items()))
     if args.out:
-        from verifiers.io import write_json_atomic
+        from ifpo.verifiers.io import write_json_atomic
 
         write_json_atomic(Path(args.out), result)
         print(f"wrote {args.out}")

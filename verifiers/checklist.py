@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers import prompts
-from verifiers.judge import Judge, JudgeError, media_parts
-from verifiers.registry import ConstraintType, Registry, run_checker
+from ifpo.verifiers import prompts
+from ifpo.verifiers.judge import Judge, JudgeError, media_parts
+from ifpo.verifiers.registry import ConstraintType, Registry, run_checker
 
 
 @dataclass
@@ -81,7 +81,7 @@ class ItemResult:
 
 
 def _default_registry() -> Registry:
-    from verifiers.constraints import REGISTRY
+    from ifpo.verifiers.constraints import REGISTRY
 
     return REGISTRY
 

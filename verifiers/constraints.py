@@ -1,13 +1,13 @@
 """The constraint registry, explicitly: importing this module registers every constraint type.
 
-Each module below registers its types with :func:`verifiers.registry.register` (rule/hybrid) or
-:func:`verifiers.registry.register_judge`. ``ifpo constraints`` prints the result.
+Each module below registers its types with :func:`ifpo.verifiers.registry.register` (rule/hybrid) or
+:func:`ifpo.verifiers.registry.register_judge`. ``ifpo constraints`` prints the result.
 """
 
 from __future__ import annotations
 
-from verifiers.registry import REGISTRY, ConstraintType, Registry
-from verifiers.rules import generic, ifeval, vcifbench, video_ifbench, vsysbench  # noqa: F401  (registration)
+from ifpo.verifiers.registry import REGISTRY, ConstraintType, Registry
+from ifpo.verifiers.rules import generic, ifeval, vcifbench, video_ifbench, vsysbench  # noqa: F401  (registration)
 
 __all__ = ["REGISTRY", "ConstraintType", "Registry", "get"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from verifiers.registry import Registry
+from ifpo.verifiers.registry import Registry
 
 
 def _default_registry() -> Registry:
-    from verifiers.constraints import REGISTRY
+    from ifpo.verifiers.constraints import REGISTRY
 
     return REGISTRY
 

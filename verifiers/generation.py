@@ -66,15 +66,15 @@ class GenerationConfig:
 
     @property
     def budget(self):
-        from verifiers.config import check_keys
-        from verifiers.media import MediaBudget
+        from ifpo.verifiers.config import check_keys
+        from ifpo.verifiers.media import MediaBudget
 
         check_keys(self.media, [f.name for f in dataclasses.fields(MediaBudget)], "generation config: media")
         return MediaBudget(**self.media)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "generation config") -> GenerationConfig:
-        from verifiers.config import from_mapping
+        from ifpo.verifiers.config import from_mapping
 
         return from_mapping(cls, data, source)
 
@@ -117,8 +117,8 @@ class Generator:
 
 class OpenAIGenerator(Generator):
     def _content(self, part: Mapping[str, Any]) -> list[dict[str, Any]]:
-        from verifiers.judge import png_data_url
-        from verifiers.media import load_image, load_video
+        from ifpo.verifiers.judge import png_data_url
+        from ifpo.verifiers.media import load_image, load_video
 
         if part["type"] == "text":
             return [{"type": "text", "text": part["text"]}]
@@ -187,7 +187,7 @@ class TransformersGenerator(Generator):
 
     def encode(self, conversations: Sequence[list[dict[str, Any]]]):
         """Processor inputs for a batch of conversations (generation prompt added, left-padded)."""
-        from verifiers.media import load_image, load_video, patch_factor
+        from ifpo.verifiers.media import load_image, load_video, patch_factor
 
         budget, factor = self.config.budget, patch_factor(self._processor)
         rendered, metas = [], []

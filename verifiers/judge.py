@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers.io import write_text_atomic
+from ifpo.verifiers.io import write_text_atomic
 
 BACKENDS = ("openai", "transformers")
 
@@ -83,13 +83,13 @@ class JudgeConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "judge config") -> JudgeConfig:
-        from verifiers.config import from_mapping
+        from ifpo.verifiers.config import from_mapping
 
         return from_mapping(cls, data, source)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> JudgeConfig:
-        from verifiers.config import yaml_mapping
+        from ifpo.verifiers.config import yaml_mapping
 
         return cls.from_mapping(yaml_mapping(path), source=str(path))
 

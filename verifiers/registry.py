@@ -4,7 +4,7 @@ A constraint type is registered once, with its dimension, route, parameter spec 
 template. Rule and hybrid types carry a checker, a pure function ``(response, params) -> Check``.
 Judge types carry none: an LLM/VLM decides them.
 
-The explicit list of what is registered lives in :mod:`verifiers.constraints`, which imports the
+The explicit list of what is registered lives in :mod:`ifpo.verifiers.constraints`, which imports the
 checker modules in ``verifiers/rules/``; this module only holds the machinery so that checker
 modules can import it without a cycle.
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from verifiers.registry import DIMENSIONS, Registry
+from ifpo.verifiers.registry import DIMENSIONS, Registry
 
 STRUCTURES = ("single", "multi", "selection", "nested", "conflict")
 BRANCHING = ("selection", "nested")
@@ -79,13 +79,13 @@ def _kind(value: Any) -> str:
 
 
 def _default_registry() -> Registry:
-    from verifiers.constraints import REGISTRY  # imported here: it loads every checker module
+    from ifpo.verifiers.constraints import REGISTRY  # imported here: it loads every checker module
 
     return REGISTRY
 
 
 def _conflict_templates() -> tuple[str, ...]:
-    from verifiers.rules.vcifbench import CONFLICT_TEMPLATES
+    from ifpo.verifiers.rules.vcifbench import CONFLICT_TEMPLATES
 
     return tuple(CONFLICT_TEMPLATES)
 

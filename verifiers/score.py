@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from verifiers.checklist import ChecklistEvaluator, ItemResult
-from verifiers.io import write_json_atomic
-from verifiers.metrics import checklist_report, conflict_metrics, vsysbench_metrics
-from verifiers.schema import ItemError, iter_jsonl, load_items
+from ifpo.verifiers.checklist import ChecklistEvaluator, ItemResult
+from ifpo.verifiers.io import write_json_atomic
+from ifpo.verifiers.metrics import checklist_report, conflict_metrics, vsysbench_metrics
+from ifpo.verifiers.schema import ItemError, iter_jsonl, load_items
 
 
 class InputError(ValueError):
@@ -34,8 +34,8 @@ class InputError(ValueError):
 
 
 def load_ifeval_items(path: Path) -> list[dict[str, Any]]:
-    from verifiers.formats import ifeval_record_to_item
-    from verifiers.schema import Validator
+    from ifpo.verifiers.formats import ifeval_record_to_item
+    from ifpo.verifiers.schema import Validator
 
     items, errors = [], []
     validator = Validator(path.parent, check_media=False)
@@ -228,7 +228,7 @@ def cli_main(argv: list[str]) -> int:
         responses = load_responses(responses_path, items, args.format)
         judge = None
         if args.judge:
-            from verifiers.judge import make_judge
+            from ifpo.verifiers.judge import make_judge
 
             judge = make_judge(args.judge)
     except (InputError, ValueError) as exc:

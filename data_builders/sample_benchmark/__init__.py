@@ -8,9 +8,9 @@ __all__ = ["generate_media"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy, so `python -m data_builders.sample_benchmark.media` does not import the module twice.
+    # Lazy, so `python -m ifpo.data_builders.sample_benchmark.media` does not import the module twice.
     if name == "generate_media":
-        from data_builders.sample_benchmark.media import generate_media
+        from ifpo.data_builders.sample_benchmark.media import generate_media
 
         return generate_media
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

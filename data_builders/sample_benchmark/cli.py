@@ -51,7 +51,7 @@ def cli_main(argv: list[str]) -> int:
         print(f"ifpo sample: {str(out)!r} is not empty; pass --force to overwrite the sample files in it "
               "(other files are left alone)", file=sys.stderr)
         return 2
-    from data_builders.sample_benchmark.items import write_sample
+    from ifpo.data_builders.sample_benchmark.items import write_sample
 
     try:
         path = write_sample(out, seed=args.seed)

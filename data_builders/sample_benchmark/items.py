@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from data_builders.sample_benchmark.media import PALETTE, POSITIONS, SHAPES
+from ifpo.data_builders.sample_benchmark.media import PALETTE, POSITIONS, SHAPES
 
 #: VCIFBench Table 9 task types; every item's task names come from here.
 TASK_TYPES = (
@@ -461,7 +461,7 @@ def _by_slug(section: dict) -> dict[str, tuple[str, dict]]:
 
 
 def _registry():
-    from verifiers.constraints import REGISTRY  # loads every checker module
+    from ifpo.verifiers.constraints import REGISTRY  # loads every checker module
 
     return REGISTRY
 
@@ -1995,7 +1995,7 @@ def verify_items(items: list[dict]) -> None:
 
     Raises ``ValueError`` naming the item (and constraint) at the first problem.
     """
-    from verifiers.registry import run_checker
+    from ifpo.verifiers.registry import run_checker
 
     registry = _registry()
     seen: set[str] = set()
@@ -2046,7 +2046,7 @@ def dumps_items(items: list[dict]) -> str:
 
 def write_sample(root: Path, seed: int = 0) -> Path:
     """Regenerate the media under ``root`` (facts.json included) and write ``root/items.jsonl``."""
-    from data_builders.sample_benchmark.media import generate_media
+    from ifpo.data_builders.sample_benchmark.media import generate_media
 
     root = Path(root)
     facts = generate_media(root, seed)

@@ -565,7 +565,7 @@ def generate_media(root: Path, seed: int = 0) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m data_builders.sample_benchmark.media [ROOT] [--seed N]``."""
+    """``python -m ifpo.data_builders.sample_benchmark.media [ROOT] [--seed N]``."""
     parser = argparse.ArgumentParser(description="Generate the sample benchmark's media and facts.json.")
     parser.add_argument("root", nargs="?", default="sample", help="output folder (default: sample)")
     parser.add_argument("--seed", type=int, default=0, help="0 = the shipped scenes")

@@ -7,7 +7,7 @@ constraint's ``source_type`` field and files the constraint under ``checklist_it
 
 from __future__ import annotations
 
-from verifiers.registry import register_judge
+from ifpo.verifiers.registry import register_judge
 
 register_judge(
     "checklist_item",

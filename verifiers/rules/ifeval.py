@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from verifiers.registry import (
+from ifpo.verifiers.registry import (
     Check,
     Checker,
     Param,
@@ -37,7 +37,7 @@ from verifiers.registry import (
     nonempty_strings_check,
     register,
 )
-from verifiers.text import normalize_quotes
+from ifpo.verifiers.text import normalize_quotes
 
 SOURCE = "ifeval"
 

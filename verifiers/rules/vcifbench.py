@@ -9,7 +9,7 @@ Hybrid types mark the params that the constraint text must fix as *required* (so
 nullable, e.g. ``max_count: null`` for "at least 40 words"): an item that omits them is what tells
 the hybrid route to extract them, instead of a checker silently running on a default.
 
-Shared conventions (see :mod:`verifiers.text`): one surrounding code fence is stripped before a
+Shared conventions (see :mod:`ifpo.verifiers.text`): one surrounding code fence is stripped before a
 check (except ``markdown``/``plain_text``, for which a fence is itself Markdown syntax); curly
 quotes are normalised; phrases match as whole words for Latin text and as substrings for CJK; an
 empty or whitespace-only response fails every type.
@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from verifiers.registry import (
+from ifpo.verifiers.registry import (
     Check,
     Param,
     at_least_error,
@@ -38,7 +38,7 @@ from verifiers.registry import (
     register,
     register_judge,
 )
-from verifiers.text import (
+from ifpo.verifiers.text import (
     bounds_text,
     cjk_length,
     count_phrase,
@@ -555,7 +555,7 @@ def check_plain_text(response: str, params: Mapping[str, Any]) -> Check:
     description="Answer in {min_count} to {max_count} words.",
 )
 def check_word_count(response: str, params: Mapping[str, Any]) -> Check:
-    """Word count within bounds (``verifiers.text.count_words``).
+    """Word count within bounds (``ifpo.verifiers.text.count_words``).
 
     >>> check_word_count("A red ball rolls.", {"min_count": 3, "max_count": 5, "unit": "word"})
     Check(passed=True, reason='4 words (expected 3-5)')
@@ -578,7 +578,7 @@ def check_word_count(response: str, params: Mapping[str, Any]) -> Check:
     description="Answer in {min_count} to {max_count} sentences.",
 )
 def check_sentence_count(response: str, params: Mapping[str, Any]) -> Check:
-    """Sentence count within bounds (``verifiers.text.split_sentences``).
+    """Sentence count within bounds (``ifpo.verifiers.text.split_sentences``).
 
     >>> check_sentence_count("It rains. We wait.", {"min_count": None, "max_count": 2}).passed
     True

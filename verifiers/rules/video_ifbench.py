@@ -4,7 +4,7 @@ Behaviour follows the released scorer (``video_ifbench/function_judges.py`` in
 github.com/Alexios-hub/Video-IFBench), reimplemented from its documented behaviour. Shared
 conventions (DESIGN.md, "Compatibility"): one surrounding code fence is stripped first; keywords
 match as whole words for Latin text and as substrings when the keyword contains CJK; words are
-counted by :func:`verifiers.text.words` (CJK characters are not words) and ``zh_length`` counts
+counted by :func:`ifpo.verifiers.text.words` (CJK characters are not words) and ``zh_length`` counts
 every non-space character; paragraphs split on blank lines. An empty or whitespace-only response
 fails every checker here.
 
@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from difflib import SequenceMatcher
 from typing import Any
 
-from verifiers.registry import (
+from ifpo.verifiers.registry import (
     Check,
     Param,
     all_checks,
@@ -42,7 +42,7 @@ from verifiers.registry import (
     regex_error,
     register,
 )
-from verifiers.text import (
+from ifpo.verifiers.text import (
     bounds_text,
     cjk_length,
     count_phrase,
@@ -693,7 +693,7 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
     description="Write {min_count} to {max_count} paragraphs separated by blank lines.",
 )
 def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Check:
-    """Paragraphs are separated by blank lines (:func:`verifiers.text.split_paragraphs`).
+    """Paragraphs are separated by blank lines (:func:`ifpo.verifiers.text.split_paragraphs`).
 
     >>> paragraph_count_constraint("One.\\n\\nTwo.", {"min_count": 2, "max_count": 2})
     Check(passed=True, reason='2 paragraphs, expected exactly 2')

@@ -61,7 +61,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from verifiers.registry import (
+from ifpo.verifiers.registry import (
     Check,
     Param,
     all_checks,
@@ -76,7 +76,7 @@ from verifiers.registry import (
     register,
     register_judge,
 )
-from verifiers.text import (
+from ifpo.verifiers.text import (
     bounds_text,
     cjk_length,
     count_phrase,
