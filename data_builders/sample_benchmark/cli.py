@@ -28,6 +28,22 @@ def _summary(path: Path) -> str:
             + f"{sum(1 for i in items if i.get('reference_response'))} with a verified reference)")
 
 
+def _world(args: argparse.Namespace, out: Path) -> int:
+    from ifpo.data_builders.sample_benchmark.world import write_world
+
+    if args.n < 1:
+        print(f"ifpo sample: --n must be >= 1, got {args.n}", file=sys.stderr)
+        return 2
+    try:
+        path = write_world(out, args.n, args.split, seed=args.seed)
+    except ValueError as exc:
+        print(f"ifpo sample: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {path} and its media under {out / 'media'} (world split {args.split}, seed {args.seed})")
+    print(f"  {_summary(path)}")
+    return 0
+
+
 def cli_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="ifpo sample",
@@ -39,6 +55,11 @@ def cli_main(argv: list[str]) -> int:
                         help="0 gives the canonical scenes; another seed permutes colours and shapes")
     parser.add_argument("--force", action="store_true",
                         help="write into a non-empty folder, overwriting the sample files there")
+    parser.add_argument("--world", action="store_true",
+                        help="write the synthetic verified-instruction world instead (data_builders/sample_benchmark/"
+                             "world.py): --n items of --split with their media")
+    parser.add_argument("--split", choices=("train", "heldout"), default="heldout", help="world split (with --world)")
+    parser.add_argument("--n", type=int, default=48, help="number of world items (with --world)")
     args = parser.parse_args(argv)
     if args.seed < 0:
         print(f"ifpo sample: --seed must be >= 0, got {args.seed}", file=sys.stderr)
@@ -51,6 +72,8 @@ def cli_main(argv: list[str]) -> int:
         print(f"ifpo sample: {str(out)!r} is not empty; pass --force to overwrite the sample files in it "
               "(other files are left alone)", file=sys.stderr)
         return 2
+    if args.world:
+        return _world(args, out)
     from ifpo.data_builders.sample_benchmark.items import write_sample
 
     try:

@@ -1,0 +1,316 @@
+"""The synthetic verified-instruction world: any number of items, disjoint ``train`` / ``heldout`` splits.
+
+Each item is one procedurally drawn image (two or three flat shapes in a row) or video (two or three
+shapes appearing one after another, one second apart), the task "describe it", and two or three
+rule-checkable constraints drawn from :data:`ROLES`. Three of the seven roles depend on the pixels
+and are checked against the scene's known facts with a required keyword that only the media reveal:
+
+- ``first_color``: name the colour of the shape that appears first (video) / the leftmost shape (image);
+- ``last_color``: the colour of the shape that appears last / the rightmost shape;
+- ``count``: how many shapes there are ("three shapes").
+
+The other four are format rules (fixed opening, fixed closing, all lowercase, no commas). Every
+item's ``reference_response`` passes all its constraints (checked by the registered checkers when
+the split is written). ``item["world"]`` keeps the scene (objects in order), the role of each
+constraint and the ids of the pixel-dependent constraints, so :func:`world_response` can write a
+response that obeys any subset of the constraints: the learnable default's warm start
+(``train/sft.py``) is trained on such partly obedient responses.
+
+Splits: scenes are drawn from one stream per (seed, split) and a scene belongs to ``heldout`` iff
+a hash of its content falls in a fixed fifth of the hash space, so no held-out scene (colours,
+shapes, positions, order) ever occurs in ``train``, whatever the seed or size; constraint
+combinations and phrase parameters are drawn per item as well. Deterministic per seed: the same
+(seed, split, n) gives the same items and pixels (mp4 bytes as in ``media.py``).
+
+    ifpo sample --world --split heldout --n 48 --out sample/world      # the bundled held-out split
+    ifpo sample --world --split train --n 4000 --out runs/world-train   # training items on demand
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from ifpo.data_builders.sample_benchmark.media import (
+    BACKGROUND_RGB,
+    PALETTE,
+    SHAPES,
+    _draw_shape,
+    _encode_mp4,
+    _render_video_frames,
+    _Track,
+    position_center,
+)
+from PIL import Image, ImageDraw
+
+SPLITS = ("train", "heldout")
+SOURCE = "world"
+ITEMS_NAME = {"train": "train.jsonl", "heldout": "heldout.jsonl"}
+
+#: constraint roles; the first three depend on the pixels
+ROLES = ("first_color", "last_color", "count", "opening", "closing", "lowercase", "no_comma")
+PIXEL_ROLES = ("first_color", "last_color", "count")
+
+# Phrase parameters of the opening/closing rules. Shared by the splits on purpose: a model of a few
+# million parameters cannot spell a phrase it has never seen, so the held-out split differs in the
+# media, in which rules are combined and in which phrase each item asks for, not in the vocabulary.
+OPENINGS = ("Sure.", "Okay.", "Here is what I see.", "Certainly.", "Let me describe it.")
+CLOSINGS = ("That is all.", "Thank you.", "The end.", "Hope this helps.", "Nothing else.")
+
+IMAGE_SIZE = (128, 128)
+IMAGE_RADIUS = 15
+VIDEO_FPS = 8
+VIDEO_SECONDS = 3.0
+_NUMBER = {1: "one", 2: "two", 3: "three"}
+_WHERE = {
+    "top-left": "in the top-left corner", "top": "at the top", "top-right": "in the top-right corner",
+    "left": "on the left", "center": "in the center", "right": "on the right",
+    "bottom-left": "in the bottom-left corner", "bottom": "at the bottom", "bottom-right": "in the bottom-right corner",
+}
+_ROWS = (("top-left", "top", "top-right"), ("left", "center", "right"), ("bottom-left", "bottom", "bottom-right"))
+_HELDOUT_BUCKETS = 5  # one scene hash bucket in five is held out
+
+
+def _description(role: str, kind: str, param: str | None) -> str:
+    first, last = ("appears first", "appears last") if kind == "video" else ("is leftmost", "is rightmost")
+    return {
+        "first_color": f"Name the colour of the shape that {first}.",
+        "last_color": f"Name the colour of the shape that {last}.",
+        "count": "Say how many shapes there are.",
+        "opening": f'Begin your answer with "{param}"',
+        "closing": f'End your answer with "{param}"',
+        "lowercase": "Write your whole answer in lowercase letters.",
+        "no_comma": "Do not use any commas.",
+    }[role]
+
+
+def _constraint(cid: str, role: str, scene: Mapping[str, Any], param: str | None) -> dict[str, Any]:
+    objs = scene["objects"]
+    kind = scene["kind"]
+    desc = _description(role, kind, param)
+    if role == "first_color":
+        spec = ("exact_word_inclusion", "content", {"phrases": [f"is {objs[0]['color']}"], "ignore_case": True})
+    elif role == "last_color":
+        spec = ("exact_word_inclusion", "content", {"phrases": [f"is {objs[-1]['color']}"], "ignore_case": True})
+    elif role == "count":
+        spec = ("exact_word_inclusion", "content", {"phrases": [f"{_NUMBER[len(objs)]} shapes"], "ignore_case": True})
+    elif role == "opening":
+        spec = ("fixed_opening", "format", {"text": param, "ignore_case": True})
+    elif role == "closing":
+        spec = ("fixed_closing", "format", {"text": param, "ignore_case": True})
+    elif role == "lowercase":
+        spec = ("letter_case", "format", {"case": "lower", "scope": "all"})
+    else:
+        spec = ("punctuation:no_comma", "format", {})
+    ctype, dimension, params = spec
+    return {"id": cid, "type": ctype, "dimension": dimension, "description": desc, "params": params}
+
+
+# ------------------------------------------------------------------------------------ responses
+
+
+def _scene_sentences(scene: Mapping[str, Any], commas: bool) -> list[str]:
+    objs = scene["objects"]
+    if scene["kind"] == "image":
+        parts = [f"a {o['shape']} {_WHERE[o['position']]}" for o in objs]
+        if commas:
+            listed = ", ".join(parts[:-1]) + " and " + parts[-1]
+        else:
+            listed = " and ".join(parts)
+        return [f"The image shows {listed}."]
+    steps = [f"a {o['shape']} appears {_WHERE[o['position']]}" for o in objs]
+    if commas:
+        text = "First " + steps[0] + ", then " + ", then ".join(steps[1:]) + "."
+        return [text[0].upper() + text[1:]]
+    return ["First " + steps[0] + "."] + ["Then " + s + "." for s in steps[1:]]
+
+
+def world_response(item: Mapping[str, Any], obey: Mapping[str, bool] | None = None) -> str:
+    """A description of the item's media that obeys the constraints whose id maps to True.
+
+    ``obey=None`` obeys every constraint (the reference response). A disobeyed pixel rule still gets
+    its sentence, with the wrong fact (the other end's colour, the wrong count): the failure the
+    warm start learns is a grounding error, which only training with the pixels can correct.
+    """
+    world = item["world"]
+    scene = world["scene"]
+    objs = scene["objects"]
+    roles = world["roles"]
+    obey = {cid: True for cid in roles} if obey is None else dict(obey)
+    by_role = {role: cid for cid, role in roles.items()}
+    params = {c["id"]: c.get("params") or {} for c in item["constraints"]}
+
+    def obeys(role: str) -> bool | None:
+        cid = by_role.get(role)
+        return None if cid is None else bool(obey.get(cid, False))
+
+    commas = obeys("no_comma") is not True
+    sentences = _scene_sentences(scene, commas)
+    kind_first, kind_last = ("appears first", "appears last") if scene["kind"] == "video" else (
+        "is leftmost", "is rightmost")
+    if obeys("first_color") is not None:
+        color = objs[0]["color"] if obeys("first_color") else objs[-1]["color"]
+        sentences.append(f"The shape that {kind_first} is {color}.")
+    if obeys("last_color") is not None:
+        color = objs[-1]["color"] if obeys("last_color") else objs[0]["color"]
+        sentences.append(f"The shape that {kind_last} is {color}.")
+    if obeys("count") is not None:
+        n = len(objs) if obeys("count") else (3 if len(objs) == 2 else 2)
+        sentences.append(f"There are {_NUMBER[n]} shapes.")
+    if obeys("opening"):
+        sentences.insert(0, params[by_role["opening"]]["text"])
+    if obeys("closing"):
+        sentences.append(params[by_role["closing"]]["text"])
+    text = " ".join(sentences)
+    if obeys("lowercase"):
+        text = text.lower()
+    return text
+
+
+# ------------------------------------------------------------------------------------ scenes
+
+
+def _scene_key(scene: Mapping[str, Any]) -> str:
+    sig = json.dumps([scene["kind"], [[o["shape"], o["color"], o["position"]] for o in scene["objects"]]])
+    return hashlib.sha256(sig.encode()).hexdigest()
+
+
+def scene_split(scene: Mapping[str, Any]) -> str:
+    """``heldout`` for one fifth of all possible scenes (by content hash), ``train`` for the rest."""
+    return "heldout" if int(_scene_key(scene)[:8], 16) % _HELDOUT_BUCKETS == 0 else "train"
+
+
+def _draw_scene(rng: np.random.Generator, kind: str) -> dict[str, Any]:
+    n = int(rng.integers(2, 4))
+    colors = [str(c) for c in rng.choice(list(PALETTE), size=n, replace=False)]
+    shapes = [str(SHAPES[int(i)]) for i in rng.integers(0, len(SHAPES), size=n)]
+    if kind == "image":
+        row = _ROWS[int(rng.integers(0, 3))]
+        cols = sorted(int(c) for c in rng.choice(3, size=n, replace=False))
+        positions = [row[c] for c in cols]  # left to right: "first" is leftmost
+    else:
+        cells = [p for r in _ROWS for p in r]
+        positions = [cells[int(i)] for i in rng.choice(len(cells), size=n, replace=False)]
+    objects = [{"shape": s, "color": c, "position": p} for s, c, p in zip(shapes, colors, positions)]
+    scene: dict[str, Any] = {"kind": kind, "objects": objects}
+    if kind == "video":
+        for k, o in enumerate(objects):
+            o["appear_sec"] = float(k)  # one second apart: each temporal patch at 2 fps adds one shape
+    return scene
+
+
+def _render(scene: Mapping[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if scene["kind"] == "image":
+        img = Image.new("RGB", IMAGE_SIZE, BACKGROUND_RGB)
+        draw = ImageDraw.Draw(img)
+        for o in scene["objects"]:
+            cx, cy = position_center(o["position"], *IMAGE_SIZE)
+            _draw_shape(draw, o["shape"], o["color"], cx, cy, IMAGE_RADIUS)
+        img.save(path, format="PNG", optimize=False, compress_level=9)
+        return
+    tracks = [_Track(o["shape"], o["color"], o["appear_sec"], o["position"]) for o in scene["objects"]]
+    frames = _render_video_frames(tracks, int(VIDEO_SECONDS * VIDEO_FPS), VIDEO_FPS)
+    _encode_mp4(path, frames, VIDEO_FPS)
+
+
+def _pick_roles(rng: np.random.Generator) -> list[str]:
+    # Any combination is satisfiable: the phrase and keyword checks ignore case, so lowercase clashes with none.
+    k = int(rng.integers(2, 4))
+    return [ROLES[int(i)] for i in sorted(rng.choice(len(ROLES), size=k, replace=False))]
+
+
+def make_items(n: int, split: str, seed: int = 0, media_dir: str = "media") -> list[tuple[dict, dict]]:
+    """``n`` (item, scene) pairs of ``split``; media paths are ``media_dir/<id>.png|mp4`` (not yet drawn)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {list(SPLITS)}, got {split!r}")
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    rng = np.random.default_rng([seed, SPLITS.index(split)])
+    out: list[tuple[dict, dict]] = []
+    seen: set[str] = set()
+    while len(out) < n:
+        kind = "image" if len(out) % 2 == 0 else "video"
+        scene = _draw_scene(rng, kind)
+        key = _scene_key(scene)
+        if scene_split(scene) != split or key in seen:
+            continue
+        seen.add(key)
+        roles = _pick_roles(rng)
+        iid = f"world-{split}-{seed}-{len(out):05d}"
+        ext = "png" if kind == "image" else "mp4"
+        rel = f"{media_dir}/{iid}.{ext}"
+        constraints, role_of = [], {}
+        for j, role in enumerate(roles, start=1):
+            param = None
+            if role == "opening":
+                param = OPENINGS[int(rng.integers(0, len(OPENINGS)))]
+            elif role == "closing":
+                param = CLOSINGS[int(rng.integers(0, len(CLOSINGS)))]
+            cid = f"c{j}"
+            constraints.append(_constraint(cid, role, scene, param))
+            role_of[cid] = role
+        task = "Describe the image." if kind == "image" else "Describe what happens in the video."
+        item: dict[str, Any] = {
+            "id": iid,
+            "source": SOURCE,
+            "media": {"videos": [rel] if kind == "video" else [], "images": [rel] if kind == "image" else []},
+            "instruction": " ".join([task] + [c["description"] for c in constraints]),
+            "structure": "single",
+            "tasks": [{"name": "spatial_arrangement_description" if kind == "image" else "event_sequencing",
+                       "description": task}],
+            "constraints": constraints,
+            "world": {
+                "split": split,
+                "scene": scene,
+                "roles": role_of,
+                "pixel_dependent": [cid for cid, role in role_of.items() if role in PIXEL_ROLES],
+            },
+        }
+        item["reference_response"] = world_response(item)
+        item["ground_truth"] = world_response({**item, "world": {**item["world"], "roles": {}}})
+        out.append((item, scene))
+    return out
+
+
+def verify(items: list[dict]) -> None:
+    """Every reference passes all its constraints (the registered checkers); raises ValueError otherwise."""
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+
+    evaluator = ChecklistEvaluator(None)
+    results = evaluator.evaluate_many([(i, i["reference_response"]) for i in items], progress=False)
+    for item, result in zip(items, results):
+        for v in result.verdicts:
+            if v.passed is not True:
+                raise ValueError(f"world item {item['id']!r} constraint {v.constraint_id} ({v.type}): the reference "
+                                 f"response fails: {v.reason}")
+
+
+def write_world(out: str | Path, n: int, split: str, seed: int = 0) -> Path:
+    """Draw ``n`` items of ``split``, render their media under ``out/media/`` and write ``out/<split>.jsonl``."""
+    out = Path(out)
+    pairs = make_items(n, split, seed)
+    items = [item for item, _ in pairs]
+    verify(items)
+    for item, scene in pairs:
+        rel = (item["media"]["images"] or item["media"]["videos"])[0]
+        _render(scene, out / rel)
+    path = out / ITEMS_NAME[split]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(i, sort_keys=False) + "\n" for i in items), encoding="utf-8")
+    return path
+
+
+def pixel_constraint_ids(item: Mapping[str, Any]) -> list[str]:
+    """Ids of the item's constraints that need the media (empty for items not from this world)."""
+    return list((item.get("world") or {}).get("pixel_dependent") or [])
+
+
+__all__ = ["CLOSINGS", "OPENINGS", "PIXEL_ROLES", "ROLES", "SPLITS", "make_items", "pixel_constraint_ids",
+           "scene_split", "verify", "world_response", "write_world"]
