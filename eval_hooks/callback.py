@@ -68,6 +68,8 @@ class EvalHookConfig:
     )
     judge: str | None = field(default=None, metadata={"help": "judge YAML (verifiers.judge.JudgeConfig); none: judge verdicts are unjudged"})
     progress: bool = field(default=False, metadata={"help": "progress bars while generating and judging"})
+    mode: str = field(default="strict", metadata={"help": "rule checks: 'strict' (the response as given) or 'loose' "
+                      "(IFEval's loose definition: also without the first/last line or '*')"})
 
     def __post_init__(self) -> None:
         if not self.items:
@@ -78,6 +80,8 @@ class EvalHookConfig:
             raise ValueError("eval hook: every_steps, on_save, on_start and on_end are all off: nothing would be evaluated")
         if self.max_items is not None and self.max_items <= 0:
             raise ValueError(f"eval hook: max_items must be > 0, got {self.max_items}")
+        if self.mode not in ("strict", "loose"):
+            raise ValueError(f"eval hook: mode must be 'strict' or 'loose', got {self.mode!r}")
         if not isinstance(self.generation, Mapping):
             raise ValueError("eval hook: 'generation' must be a mapping of GenerationConfig keys")
 
@@ -154,6 +158,7 @@ class IfpoEvalCallback(TrainerCallback):
         trainer: Any = None,
         log_prefix: str = LOG_PREFIX,
         progress: bool = False,
+        mode: str = "strict",
     ) -> None:
         if eval_every_steps < 0:
             raise ValueError(f"eval_every_steps must be >= 0, got {eval_every_steps}")
@@ -178,7 +183,7 @@ class IfpoEvalCallback(TrainerCallback):
         self.on_end = on_end
         self.generation = generation_config(generation)
         self.judge = judge if isinstance(judge, Judge) or judge is None else make_judge(judge)
-        self.evaluator = ChecklistEvaluator(self.judge, media_root=self.media_root)
+        self.evaluator = ChecklistEvaluator(self.judge, media_root=self.media_root, mode=mode)
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self.processor = processor
         self.trainer = trainer
@@ -186,6 +191,7 @@ class IfpoEvalCallback(TrainerCallback):
         self.progress = progress
         self.done_steps: set[int] = set()
         self.reports: dict[int, dict[str, Any]] = {}  # step -> report (main process)
+        self.responses: dict[int, dict[str, str]] = {}  # step -> item id -> response (main process)
         self._warned_unbound = False
 
     @classmethod
@@ -196,7 +202,7 @@ class IfpoEvalCallback(TrainerCallback):
         return cls(
             config.items, config.every_steps, config.on_save, config.generation, config.judge, output_dir,
             media_root=config.root, on_start=config.on_start, on_end=config.on_end, max_items=config.max_items,
-            progress=config.progress, **kwargs,
+            progress=config.progress, mode=config.mode, **kwargs,
         )
 
     def attach(self, trainer: Any) -> IfpoEvalCallback:
@@ -287,6 +293,7 @@ class IfpoEvalCallback(TrainerCallback):
             }
             report = score_and_write(self.items, responses, out_dir, self.evaluator, evaluation, progress=self.progress)
             self.reports[step] = report
+            self.responses[step] = responses
             metrics = headline_metrics(report, self.log_prefix)
             logger.info("eval hook: step %d IPR %s CPR micro %s -> %s", step, report["ipr"], report["cpr_micro"], out_dir)
         if world > 1:
@@ -304,7 +311,17 @@ class IfpoEvalCallback(TrainerCallback):
             from transformers import Trainer
 
             # The base method on purpose: TRL's Trainer.log would flush its pending train metrics into this record.
+            # Trainer.log ends in CallbackHandler.on_log, which clears control.should_log. Called from on_step_end
+            # (every_steps), that would cancel this step's training log: DefaultFlowCallback has just set the flag
+            # and _maybe_log_save_evaluate reads it after on_step_end returns (the loss at that step would never
+            # reach a tracker and the next record would average over two windows). This record is not the
+            # step's training log, so the flag is put back as it was.
+            control = self.trainer.control
+            should_log = control.should_log
             Trainer.log(self.trainer, dict(metrics))
+            self.trainer.control.should_log = should_log
+            control.should_log = should_log
+            self._log_table(step=state.global_step)
             return
         if not self._warned_unbound:
             logger.warning(
@@ -313,3 +330,50 @@ class IfpoEvalCallback(TrainerCallback):
             )
             self._warned_unbound = True
         state.log_history.append({**metrics, "step": state.global_step})
+
+    # -- response tables -------------------------------------------------------------------------
+
+    def table_rows(self, step: int) -> list[list[Any]]:
+        """One row per evaluated item at ``step``: step, item, response, passed/failed/unjudged ids, all passed."""
+        report, responses = self.reports.get(step), self.responses.get(step, {})
+        rows = []
+        for entry in (report or {}).get("items", []):
+            verdicts = entry.get("verdicts", [])
+            passed = [v["constraint_id"] for v in verdicts if v["passed"] is True]
+            failed = [v["constraint_id"] for v in verdicts if v["passed"] is False]
+            unjudged = [v["constraint_id"] for v in verdicts if v["passed"] is None]
+            rows.append([step, entry["id"], responses.get(entry["id"], ""), " ".join(passed), " ".join(failed),
+                         " ".join(unjudged), bool(verdicts) and not failed and not unjudged])
+        return rows
+
+    TABLE_COLUMNS = ("step", "item", "response", "passed", "failed", "unjudged", "all_passed")
+
+    def _log_table(self, step: int) -> None:
+        """The responses with their verdicts, to the trackers that keep tables (wandb) or rich text (tensorboard).
+
+        transformers' reporting callbacks forward only scalars from ``Trainer.log``, so the table goes to each
+        tracker's own run object, the one its callback opened.
+        """
+        rows = self.table_rows(step)
+        if not rows or self.trainer is None:
+            return
+        # The name trackers give the scalars: transformers files "eval_*" keys under "eval/".
+        name = self.log_prefix.replace("eval_", "eval/", 1).rstrip("/") + "/responses"
+        from transformers.integrations import TensorBoardCallback, WandbCallback
+
+        for callback in self.trainer.callback_handler.callbacks:
+            if isinstance(callback, WandbCallback) and getattr(callback, "_wandb", None) is not None:
+                run = callback._wandb.run
+                if run is not None:
+                    table = callback._wandb.Table(columns=list(self.TABLE_COLUMNS), data=rows)
+                    run.log({name: table, "train/global_step": step})
+            elif isinstance(callback, TensorBoardCallback) and getattr(callback, "tb_writer", None) is not None:
+                # TensorBoard has no tables; its text plugin renders markdown, so a markdown table is the nearest.
+                def cell(value: Any) -> str:
+                    return str(value).replace("|", "\\|").replace("\n", " ")[:400]
+
+                header = "| " + " | ".join(self.TABLE_COLUMNS) + " |\n|" + "---|" * len(self.TABLE_COLUMNS) + "\n"
+                body = "\n".join("| " + " | ".join(cell(v) for v in row) + " |" for row in rows)
+                callback.tb_writer.add_text(name, header + body, step)
+                callback.tb_writer.flush()
+

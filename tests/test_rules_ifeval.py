@@ -538,3 +538,76 @@ def test_checks_are_check_tuples():
     assert type(check) is Check and check == Check(False, "6 words, expected less than 5")
     passed, reason = _run("punctuation:no_comma", {}, "no commas here")
     assert passed is True and reason == "no commas"
+
+
+# ---------------------------------------------------------------------------------------------
+# Loose mode (IFEval's evaluation_lib.test_instruction_following_loose): a rule check also passes
+# when one of the eight variants passes; strict sees the response as given.
+
+
+def _item(type_id, params):
+    return {"id": "x", "instruction": "p", "structure": "single", "tasks": [],
+            "constraints": [{"id": "c", "type": type_id, "params": params}]}
+
+
+@pytest.mark.parametrize(
+    ("type_id", "params", "response", "strict", "loose"),
+    [
+        # a chatty first line breaks "all lowercase"; removing it passes
+        ("change_case:english_lowercase", {}, "Sure! Here it is:\nthe river is calm and the stones are warm today.", False, True),
+        # a sign-off last line after the end phrase
+        ("startend:end_checker", {"end_phrase": "Is there anything else?"}, "Done. Is there anything else?\nBye", False, True),
+        # markdown bold around the quotes: '*' removed gives a quoted response
+        ("startend:quotation", {}, '**"Hello there, friend."**', False, True),
+        # both first and last lines must go
+        ("detectable_format:json_format", {}, 'Here:\n{"a": 1}\nHope it helps', False, True),
+        # no variant helps
+        ("punctuation:no_comma", {}, "One, two\nthree, four\nfive, six", False, False),
+        # passes strict: loose too
+        ("punctuation:no_comma", {}, "no commas", True, True),
+    ],
+)
+def test_loose_mode(type_id, params, response, strict, loose):
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+
+    got_strict = ChecklistEvaluator(mode="strict").evaluate(_item(type_id, params), response).verdicts[0]
+    got_loose = ChecklistEvaluator(mode="loose").evaluate(_item(type_id, params), response).verdicts[0]
+    assert (got_strict.passed, got_loose.passed) == (strict, loose), (got_strict.reason, got_loose.reason)
+    if loose and not strict:
+        assert got_loose.reason.startswith("loose (")
+
+
+def test_loose_variants_are_the_references():
+    from ifpo.verifiers.text import loose_variants
+
+    variants = [v for _, v in loose_variants("*a*\nb\n*c*")]
+    assert variants == ["*a*\nb\n*c*", "a\nb\nc", "b\n*c*", "*a*\nb", "b", "b\nc", "a\nb", "b"]
+
+
+def test_unknown_mode_is_refused():
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+
+    with pytest.raises(ValueError, match="mode"):
+        ChecklistEvaluator(mode="lenient")
+
+
+# Punkt sentence counts, as nltk.sent_tokenize gives them (the reference's splitter): line breaks do
+# not end a sentence, list numbers are sentences, abbreviations in the English model do not end one.
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("Dr. Smith went home at 5 p.m. He was tired.", 2),
+        ("1. Apples.\n2. Bananas.", 4),
+        ("First line\nsecond line without a stop", 1),
+        ("It costs $3.50. Mr. J. R. R. Tolkien wrote it.", 2),
+        ('"Stop!" she said. He stopped.', 3),
+        ("Wait... what? Yes.", 2),
+        ("See Fig. 3 for the U.S. data!", 2),
+    ],
+)
+def test_number_sentences_counts_like_punkt(text, n):
+    at_least = {"num_sentences": n, "relation": "at least"}
+    less = {"num_sentences": n + 1, "relation": "less than"}
+    assert _verdict("length_constraints:number_sentences", at_least, text)
+    assert _verdict("length_constraints:number_sentences", less, text)
+    assert not _verdict("length_constraints:number_sentences", {"num_sentences": n + 1, "relation": "at least"}, text)

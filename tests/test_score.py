@@ -38,8 +38,10 @@ def test_ifeval_format_matches_responses_by_prompt(tmp_path):
     assert report["ipr"] == pytest.approx(1 / 3)
     assert report["cpr_micro"] == pytest.approx(4 / 6)
     assert report["near_miss_rate"] == 1.0
-    # No judge: the task gate is unjudged, so TCSR/TISR are not computed rather than guessed.
-    assert report["tcsr"] is None and report["unjudged"]["task_gates"] == 3
+    # IFEval items have no task (an empty tasks list): t_i = 1, no gate is unjudged.
+    assert report["tcsr"] == pytest.approx((1 + 0.5 + 0.5) / 3) and report["tisr"] == pytest.approx(1 / 3)
+    assert report["unjudged"]["task_gates"] == 0
+    assert report["mode"] == "strict" and report["n_missing"] == 0 and report["input_problems"] == []
     assert "IPR  33.3%" in proc.stdout and "change_case:english_lowercase" in proc.stdout
 
 
@@ -69,6 +71,17 @@ def test_bad_responses_are_all_reported(tmp_path):
     out = tmp_path / "report.json"
     proc = score("--format", "ifeval", "--items", str(DATA / "ifeval_input.jsonl"), "--responses", str(responses),
                  "--out", str(out))
+    # Reported line by line and skipped; the rest is scored (every item here is then missing).
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    for line in (1, 2, 3, 4):
+        assert f"{responses}:{line}:" in proc.stderr
+    report = json.loads(out.read_text())
+    assert len(report["input_problems"]) == 4 and report["n_missing"] == 3
+    assert "matches no item's prompt" in proc.stderr
+    # --strict refuses the file instead, and writes nothing.
+    out.unlink()
+    proc = score("--strict", "--format", "ifeval", "--items", str(DATA / "ifeval_input.jsonl"),
+                 "--responses", str(responses), "--out", str(out))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     for line in (1, 2, 3, 4):
         assert f"{responses}:{line}:" in proc.stderr
@@ -81,11 +94,17 @@ def test_unknown_instruction_id_is_named(tmp_path):
                                  "kwargs": [{}]}) + "\n")
     responses = tmp_path / "r.jsonl"
     responses.write_text(json.dumps({"key": 1, "response": "x"}) + "\n")
-    proc = score("--format", "ifeval", "--items", str(items), "--responses", str(responses),
-                 "--out", str(tmp_path / "o.json"))
-    assert proc.returncode == 1
+    out = tmp_path / "o.json"
+    proc = score("--format", "ifeval", "--items", str(items), "--responses", str(responses), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
     assert f"{items}:1: item '1' instruction_id_list[0]:" in proc.stderr
     assert "did you mean 'punctuation:no_comma'" in proc.stderr
+    (verdict,) = json.loads(out.read_text())["items"][0]["verdicts"]
+    assert verdict["passed"] is None and verdict["type"] == "punctuation:no_coma"
+    assert "did you mean 'punctuation:no_comma'" in verdict["reason"]
+    proc = score("--strict", "--format", "ifeval", "--items", str(items), "--responses", str(responses),
+                 "--out", str(tmp_path / "o2.json"))
+    assert proc.returncode == 1 and "did you mean 'punctuation:no_comma'" in proc.stderr
 
 
 @pytest.mark.skipif(not (REPO / "sample" / "items.jsonl").exists(), reason="sample items not generated yet")

@@ -15,6 +15,7 @@ Outputs in ``output_dir``: the adapter (and ``merged/`` with ``merge_adapter: tr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -96,7 +97,7 @@ def main(argv: list[str]) -> int:
     # ---- 3. build: evaluator, rewards, trainer --------------------------------------------------
     # The task gate costs a judge call per rollout and only tcsr reads it.
     uses_gate = any(r.split(":")[0] == "tcsr" for r in cfg.rewards)
-    evaluator = ChecklistEvaluator(judge, media_root=media_root, task_gate=uses_gate)
+    evaluator = ChecklistEvaluator(judge, media_root=media_root, task_gate=uses_gate, mode=cfg.check_mode)
     reward = ChecklistReward(
         items, evaluator, rewards=cfg.rewards, unjudged=cfg.unjudged, type_weights=cfg.constraint_type_weights,
         rollouts_path=out / "rollouts.jsonl", rollouts_every=cfg.rollouts_every,
@@ -117,6 +118,8 @@ def main(argv: list[str]) -> int:
         budget=cfg.media_budget(),
         media_root=media_root,
     )
+    # ifpo's own keys (LoRA, pairs, media budgets, eval hook) beside TrainingArguments in every tracker's config.
+    cb.RecipeConfigCallback(dataclasses.asdict(cfg)).attach(trainer)
     if cfg.eval_hook is not None:
         from ifpo.eval_hooks.callback import IfpoEvalCallback
 

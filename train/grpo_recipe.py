@@ -110,6 +110,11 @@ class GRPORecipe:
         metadata={"help": "unjudged verdicts: 'drop' (leave the fraction), 'zero' (count as failed), "
                   "'none' (the reward is None, ignored by TRL)"},
     )
+    check_mode: str = field(
+        default="strict",
+        metadata={"help": "rule checks in the rewards: 'strict' (the rollout as given) or 'loose' (IFEval's loose "
+                  "definition: a check also passes without the first/last line or '*')"},
+    )
     judge: str | None = field(
         default=None,
         metadata={"help": "judge YAML (verifiers.judge.JudgeConfig) for judge/hybrid constraints and the task gate; "
@@ -160,6 +165,8 @@ class GRPORecipe:
                 raise ValueError(f"constraint_type_weights[{name!r}] must be a number >= 0; got {weight!r}")
         if self.unjudged not in UNJUDGED_POLICIES:
             raise ValueError(f"unjudged must be one of {list(UNJUDGED_POLICIES)}; got {self.unjudged!r}")
+        if self.check_mode not in ("strict", "loose"):
+            raise ValueError(f"check_mode must be 'strict' or 'loose'; got {self.check_mode!r}")
         if self.rollouts_every <= 0 or self.rollouts_per_step < 0:
             raise ValueError("rollouts_every must be positive and rollouts_per_step >= 0")
         if self.interrupt_after_steps is not None and self.interrupt_after_steps <= 0:

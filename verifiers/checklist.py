@@ -94,8 +94,33 @@ def _missing(ctype: ConstraintType, params: Mapping[str, Any]) -> list[str]:
     return [p.name for p in ctype.params if p.required and p.name not in params]
 
 
+MODES = ("strict", "loose")
+
+
+def _loose_check(ctype: ConstraintType, response: str, params: Mapping[str, Any]):
+    """IFEval's loose mode for one rule check: the first non-blank variant of the response
+    (:func:`~ifpo.verifiers.text.loose_variants`) that passes, or None. The response as given was
+    already checked (strict), so it is skipped here."""
+    from ifpo.verifiers.text import loose_variants
+
+    for label, variant in loose_variants(response)[1:]:
+        if variant.strip():
+            check = run_checker(ctype, variant, params)
+            if check.passed:
+                return type(check)(True, f"loose ({label}): {check.reason}")
+    return None
+
+
 class ChecklistEvaluator:
-    """Scores responses against items. ``judge`` may be None (rule verdicts only)."""
+    """Scores responses against items. ``judge`` may be None (rule verdicts only).
+
+    ``mode="loose"`` applies IFEval's loose definition to every rule check (rule route, and
+    hybrid checks run on the item's or the extracted params): a constraint also passes when a
+    variant of the response passes (first / last / both lines removed, ``*`` removed). Judge
+    verdicts and the task gate always see the response as given.
+
+    Items whose ``tasks`` list is empty have no task gate to fail: t_i = 1 without a judge call.
+    """
 
     def __init__(
         self,
@@ -104,7 +129,11 @@ class ChecklistEvaluator:
         registry: Registry | None = None,
         media_root: str | Path | None = None,
         task_gate: bool = True,
+        mode: str = "strict",
     ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        self.mode = mode
         self.judge = judge
         self.registry = registry if registry is not None else _default_registry()
         self.media_root = Path(media_root) if media_root is not None else None
@@ -114,7 +143,13 @@ class ChecklistEvaluator:
 
     def _rule(self, ctype: ConstraintType, c: Mapping[str, Any], response: str, params: dict, source: str) -> Verdict:
         start = time.perf_counter()
-        check = run_checker(ctype, response, params)
+        try:
+            check = run_checker(ctype, response, params)
+            if self.mode == "loose" and not check.passed:
+                check = _loose_check(ctype, response, params) or check
+        except Exception as exc:  # a response is untrusted input: a checker crash is that verdict's, not the run's
+            return self._unjudged(ctype, c, f"rule checker failed on this response: {type(exc).__name__}: {exc}",
+                                  params=params, params_source=source, seconds=time.perf_counter() - start)
         return Verdict(
             constraint_id=c["id"],
             type=ctype.id,
@@ -167,8 +202,8 @@ class ChecklistEvaluator:
             verdict = self._rule(ctype, c, response, params, "judge")
             verdict.seconds = time.perf_counter() - start
             return verdict
-        messages, schema = prompts.checklist_messages(item, c, response, self._media(item))
         try:
+            messages, schema = prompts.checklist_messages(item, c, response, self._media(item))
             answer = self.judge.ask(messages, schema)
         except JudgeError as exc:
             return self._unjudged(ctype, c, str(exc), seconds=time.perf_counter() - start)
@@ -210,8 +245,8 @@ class ChecklistEvaluator:
         return verdicts, pending
 
     def _gate(self, item: Mapping[str, Any], response: str) -> tuple[bool | None, str]:
-        messages, schema = prompts.task_gate_messages(item, response, self._media(item))
         try:
+            messages, schema = prompts.task_gate_messages(item, response, self._media(item))
             answer = self.judge.ask(messages, schema)
         except JudgeError as exc:
             return None, f"not judged: {exc}"
@@ -248,7 +283,8 @@ class ChecklistEvaluator:
             verdicts, pending = self._plan(item, response)
             plans.append(verdicts)
             jobs += [("constraint", p, i) for i in pending]
-            if self.judge is not None and self.task_gate and item.get("structure") != "conflict":
+            if (self.judge is not None and self.task_gate and item.get("structure") != "conflict"
+                    and item.get("tasks") != []):
                 jobs.append(("gate", p, None))
             if self.judge is not None and item.get("structure") == "conflict":
                 jobs.append(("conflict", p, None))
@@ -279,6 +315,8 @@ class ChecklistEvaluator:
         results = []
         for p, (item, response) in enumerate(pairs):
             gate, gate_reason = gates.get(p, (None, "not judged: no judge configured" if self.judge is None else ""))
+            if item.get("tasks") == [] and item.get("structure") != "conflict":
+                gate, gate_reason = True, "no task: the item lists none, so t_i = 1"
             if item.get("structure") == "conflict":
                 gate_reason = "conflict item: scored by the Conflict-30 diagnosis"
             result = ItemResult(

@@ -18,12 +18,21 @@ def _default_registry() -> Registry:
     return REGISTRY
 
 
-def ifeval_record_to_item(record: Mapping[str, Any], registry: Registry | None = None) -> dict[str, Any]:
-    """Convert one IFEval record to an ifpo item (text only, one constraint per instruction id).
+def ifeval_record_to_item(
+    record: Mapping[str, Any], registry: Registry | None = None, *, tolerant: bool = False
+) -> dict[str, Any]:
+    """Convert one IFEval / IFBench record to an ifpo item (text only, one constraint per id).
 
     Null kwargs are dropped (the HF ``google/IFEval`` dataset stores every kwarg key of every id,
-    null where unused), so only the kwargs an id really has are validated against its spec.
-    Raises ``ValueError`` naming the field when the record is malformed.
+    null where unused, and IFBench's evaluation drops them the same way), so only the kwargs an
+    id really has are validated against its spec. The item has an empty ``tasks`` list: these
+    benchmarks have no task gate (t_i = 1). Raises ``ValueError`` naming the field when the record
+    is malformed.
+
+    With ``tolerant``, an instruction ifpo cannot check (an unknown id, kwargs that do not fit
+    the id's spec) does not fail the record: it is left out of ``constraints`` and listed in
+    ``item["unjudgeable"]`` as ``{"index", "id", "type", "reason"}`` (its position among the
+    record's instructions), so a scorer can report it as unjudged in place.
     """
     registry = registry if registry is not None else _default_registry()
     if not isinstance(record, Mapping):
@@ -40,14 +49,25 @@ def ifeval_record_to_item(record: Mapping[str, Any], registry: Registry | None =
             f"kwargs: expected an array of {len(ids)} objects (one per instruction id), got "
             f"{len(kwargs) if isinstance(kwargs, list) else type(kwargs).__name__}"
         )
-    constraints = []
+    constraints, unjudgeable = [], []
     for n, (type_id, kw) in enumerate(zip(ids, kwargs)):
+        problem = None
         if type_id not in registry:
-            raise ValueError(f"instruction_id_list[{n}]: {registry.suggest(type_id)}")
-        if kw is not None and not isinstance(kw, Mapping):
-            raise ValueError(f"kwargs[{n}]: expected an object, got {type(kw).__name__}")
-        ctype = registry.get(type_id)
-        params = {k: v for k, v in (kw or {}).items() if v is not None}
+            problem = (f"instruction_id_list[{n}]", registry.suggest(type_id))
+        elif kw is not None and not isinstance(kw, Mapping):
+            problem = (f"kwargs[{n}]", f"expected an object, got {type(kw).__name__}")
+        else:
+            ctype = registry.get(type_id)
+            params = {k: v for k, v in (kw or {}).items() if v is not None}
+            errors = ctype.param_errors(params) if tolerant else []
+            if errors:
+                detail = "; ".join(f"{name}: {msg}" if name else msg for name, msg in errors)
+                problem = (f"kwargs[{n}]", f"{type_id}: {detail}")
+        if problem is not None:
+            if not tolerant:
+                raise ValueError(f"{problem[0]}: {problem[1]}")
+            unjudgeable.append({"index": n, "id": f"{n}:{type_id}", "type": type_id, "reason": f"{problem[0]}: {problem[1]}"})
+            continue
         constraints.append(
             {
                 "id": f"{n}:{type_id}",
@@ -57,10 +77,15 @@ def ifeval_record_to_item(record: Mapping[str, Any], registry: Registry | None =
                 "params": params,
             }
         )
-    return {
+    sources = {registry.get(c["type"]).source for c in constraints}
+    item = {
         "id": str(record["key"]),
-        "source": "ifeval",
+        "source": "ifbench" if "ifbench" in sources else "ifeval",
         "instruction": record["prompt"],
         "structure": "single",
+        "tasks": [],
         "constraints": constraints,
     }
+    if unjudgeable:
+        item["unjudgeable"] = unjudgeable
+    return item

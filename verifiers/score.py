@@ -1,11 +1,19 @@
 """``ifpo score``: score responses against items with the verifier suite and write REPORT.json.
 
     ifpo score --items ITEMS.jsonl --responses RESPONSES.jsonl --out REPORT.json \\
-               [--judge JUDGE.yaml] [--format ifpo|ifeval]
+               [--judge JUDGE.yaml] [--format ifpo|ifeval] [--mode strict|loose] [--strict]
 
 RESPONSES.jsonl lines are ``{"id": ..., "response": ...}``. With ``--format ifeval`` the items are
-IFEval records ``{key, prompt, instruction_id_list, kwargs}`` and responses may be IFEval's
-``{prompt, response}`` lines, matched by prompt (or ``{"key"|"id", "response"}``).
+IFEval / IFBench records ``{key, prompt, instruction_id_list, kwargs}`` and responses may be their
+``{prompt, response}`` lines, matched by prompt after whitespace normalisation (or
+``{"key"|"id", "response"}``).
+
+Files are scored as shipped: a record that cannot be read, an instruction ifpo cannot check
+(scored as unjudged, with the reason, in place), a response whose prompt matches no item, or an
+extra response is reported as ``file:line: ...`` on stderr and in ``input_problems``, and scoring
+goes on; items without a response are counted in ``missing_responses`` / ``n_missing``.
+``--strict`` refuses the input on any such problem instead. ``--mode loose`` applies IFEval's
+loose definition to every rule check (``mode`` in the report).
 
 REPORT.json keys are stable: ``ipr``, ``cpr_micro``, ``cpr_macro``, ``cpr_by_dimension``,
 ``near_miss_rate``, ``violations_per_failed``, ``tcsr``, ``tisr``, ``unjudged``,
@@ -33,74 +41,123 @@ class InputError(ValueError):
     """Bad input files; the message lists every problem found."""
 
 
-def load_ifeval_items(path: Path) -> list[dict[str, Any]]:
+def normalize_prompt(prompt: Any) -> str | None:
+    """A prompt as responses are matched to items: whitespace runs squashed, ends stripped.
+
+    Response files shipped with the benchmarks repeat the prompt with whitespace changed (IFBench's
+    differ from their inputs in trailing spaces and newlines), so exact matching drops them.
+    """
+    return " ".join(prompt.split()) if isinstance(prompt, str) else None
+
+
+def load_ifeval_items(path: Path, *, strict: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+    """IFEval / IFBench records as items, and the problems found (``file:line: ...``).
+
+    A record that cannot be read at all (broken JSON, a missing key/prompt) is reported and left
+    out. An instruction ifpo cannot check (unknown id, kwargs outside its spec) is reported and
+    kept in its item as ``unjudgeable``: it is scored as unjudged with the reason, in place.
+    ``strict`` raises :class:`InputError` listing every problem instead.
+    """
     from ifpo.verifiers.formats import ifeval_record_to_item
     from ifpo.verifiers.schema import Validator
 
-    items, errors = [], []
+    items, problems = [], []
     validator = Validator(path.parent, check_media=False)
     seen: set[str] = set()
     for lineno, record, parse_error in iter_jsonl(path):
         if parse_error:
-            errors.append(str(ItemError(str(path), lineno, None, "", parse_error)))
+            problems.append(str(ItemError(str(path), lineno, None, "", parse_error)))
             continue
         key = record.get("key") if isinstance(record, dict) else None
         try:
-            item = ifeval_record_to_item(record)
+            item = ifeval_record_to_item(record, tolerant=True)
         except ValueError as exc:
             field, _, msg = str(exc).partition(": ")
-            errors.append(str(ItemError(str(path), lineno, None if key is None else str(key), field, msg or str(exc))))
+            problems.append(str(ItemError(str(path), lineno, None if key is None else str(key), field, msg or str(exc))))
             continue
-        problems = validator.validate(item)
+        where = str(ItemError(str(path), lineno, item["id"], "", "")).rstrip(": ")
+        for u in item.get("unjudgeable", []):
+            problems.append(f"{where} {u['reason']} (scored as unjudged)")
+        checked = item if item["constraints"] else {**item, "constraints": [{"id": "-", "type": "-"}]}
+        found = [(f, m) for f, m in validator.validate(checked) if not (checked is not item and f.startswith("constraints"))]
         if item["id"] in seen:
-            problems.append(("key", "duplicate key"))
+            found.append(("key", "duplicate key (record left out)"))
         seen.add(item["id"])
-        errors += [str(ItemError(str(path), lineno, item["id"], f, m)) for f, m in problems]
-        if not problems:
+        problems += [str(ItemError(str(path), lineno, item["id"], f, m)) for f, m in found]
+        if not found:
             item["_prompt"] = record["prompt"]
             items.append(item)
-    if errors:
-        raise InputError("\n".join(errors))
-    return items
+    if strict and problems:
+        raise InputError("\n".join(problems))
+    return items, problems
 
 
-def load_responses(path: Path, items: Sequence[Mapping[str, Any]], fmt: str) -> dict[str, str]:
-    """Map item id -> response; every malformed line, unknown id or duplicate is an error."""
-    by_prompt = {item.get("_prompt"): item["id"] for item in items} if fmt == "ifeval" else {}
+def load_responses(
+    path: Path, items: Sequence[Mapping[str, Any]], fmt: str, *, strict: bool = False
+) -> tuple[dict[str, str], list[str]]:
+    """Map item id -> response, and the problems found (``file:line: ...``).
+
+    A malformed line, an unknown id or (``--format ifeval``) a prompt that matches no item is
+    reported and skipped; prompts match after whitespace normalisation (:func:`normalize_prompt`).
+    A second response for the same item is reported; the last one is used, as IFEval's and
+    IFBench's evaluation (a prompt -> response dict) use it. ``strict`` raises
+    :class:`InputError` listing every problem instead.
+    """
+    by_prompt = {normalize_prompt(item.get("_prompt")): item["id"] for item in items} if fmt == "ifeval" else {}
     ids = {item["id"] for item in items}
     responses: dict[str, str] = {}
-    errors: list[str] = []
+    problems: list[str] = []
     for lineno, rec, parse_error in iter_jsonl(path):
         where = f"{path}:{lineno}"
         if parse_error:
-            errors.append(f"{where}: {parse_error}")
+            problems.append(f"{where}: {parse_error}")
             continue
         if not isinstance(rec, dict):
-            errors.append(f"{where}: expected an object with id and response")
+            problems.append(f"{where}: expected an object with id and response")
             continue
         response = rec.get("response")
         if not isinstance(response, str):
-            errors.append(f"{where}: response: expected a string, got {type(response).__name__}")
+            problems.append(f"{where}: response: expected a string, got {type(response).__name__}")
             continue
         item_id = rec.get("id", rec.get("key"))
         if item_id is None and fmt == "ifeval" and "prompt" in rec:
-            item_id = by_prompt.get(rec["prompt"])
+            item_id = by_prompt.get(normalize_prompt(rec["prompt"]))
             if item_id is None:
-                errors.append(f"{where}: prompt: matches no IFEval item's prompt ({str(rec['prompt'])[:60]!r})")
+                problems.append(f"{where}: prompt: matches no item's prompt ({str(rec['prompt'])[:60]!r}); skipped")
                 continue
         if item_id is None:
-            errors.append(f"{where}: id: missing (expected the item id{' or the prompt' if fmt == 'ifeval' else ''})")
+            problems.append(f"{where}: id: missing (expected the item id{' or the prompt' if fmt == 'ifeval' else ''})")
             continue
         item_id = str(item_id)
         if item_id not in ids:
-            errors.append(f"{where}: id: {item_id!r} is not an item id of the items file")
-        elif item_id in responses:
-            errors.append(f"{where}: id: second response for {item_id!r}")
-        else:
-            responses[item_id] = response
-    if errors:
-        raise InputError("\n".join(errors))
-    return responses
+            problems.append(f"{where}: id: {item_id!r} is not an item id of the items file; skipped")
+            continue
+        if item_id in responses:
+            problems.append(f"{where}: id: second response for {item_id!r}; the last one is used")
+        responses[item_id] = response
+    if strict and problems:
+        raise InputError("\n".join(problems))
+    return responses, problems
+
+
+def with_unjudgeable(result: ItemResult, item: Mapping[str, Any]) -> ItemResult:
+    """``result`` with the item's unjudgeable instructions put back in place as unjudged verdicts."""
+    from ifpo.verifiers.checklist import Verdict
+
+    extra = item.get("unjudgeable") or []
+    if not extra:
+        return result
+    verdicts = list(result.verdicts)
+    for u in sorted(extra, key=lambda u: u["index"]):
+        verdicts.insert(
+            u["index"],
+            Verdict(
+                constraint_id=u["id"], type=u["type"], dimension="content", route="rule", passed=None,
+                reason=f"not judged: ifpo cannot check it: {u['reason']}", error=u["reason"],
+            ),
+        )
+    result.verdicts = verdicts
+    return result
 
 
 def vsysbench_records(results: Sequence[ItemResult], items: Mapping[str, Mapping[str, Any]]) -> list[dict]:
@@ -133,6 +190,8 @@ def build_report(
     missing: Sequence[str] = (),
     judge_stats: Any = None,
     items: Mapping[str, Mapping[str, Any]] | None = None,
+    mode: str = "strict",
+    input_problems: Sequence[str] = (),
 ) -> dict:
     """REPORT.json content from item results (metrics + per-item verdicts).
 
@@ -144,7 +203,10 @@ def build_report(
     report["conflict"] = conflict_metrics([r["conflict"] for r in records if r.get("conflict")])
     if items is not None:
         report["vsysbench"] = vsysbench_metrics(vsysbench_records(results, items))
+    report["mode"] = mode
     report["missing_responses"] = list(missing)
+    report["n_missing"] = len(missing)
+    report["input_problems"] = list(input_problems)
     if judge_stats is not None:
         report["judge"] = judge_stats
     report["items"] = [
@@ -171,7 +233,7 @@ def format_table(report: Mapping[str, Any]) -> str:
     """A readable terminal summary of a report."""
     un = report["unjudged"]
     lines = [
-        f"items {report['n_items']}  IPR {_pct(report['ipr'])}  CPR micro {_pct(report['cpr_micro'])}  "
+        f"mode {report.get('mode', 'strict')}  items {report['n_items']}  IPR {_pct(report['ipr'])}  CPR micro {_pct(report['cpr_micro'])}  "
         f"macro {_pct(report['cpr_macro'])}  TCSR {_pct(report['tcsr'])}  TISR {_pct(report['tisr'])}",
         f"near-miss {_pct(report['near_miss_rate'])}  violations/failed "
         f"{'-' if report['violations_per_failed'] is None else round(report['violations_per_failed'], 2)}  "
@@ -198,7 +260,9 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"CCS {'-' if vsys['ccs'] is None else round(vsys['ccs'], 3)}"
         )
     if report.get("missing_responses"):
-        lines.append(f"\n{len(report['missing_responses'])} item(s) had no response and were not scored")
+        lines.append(f"\n{len(report['missing_responses'])} item(s) had no response and were not scored (missing)")
+    if report.get("input_problems"):
+        lines.append(f"{len(report['input_problems'])} input problem(s) reported above (also in REPORT.json input_problems)")
     return "\n".join(lines)
 
 
@@ -208,7 +272,14 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--responses", required=True, help="responses JSONL: {id, response} (or IFEval {prompt, response})")
     parser.add_argument("--out", required=True, help="REPORT.json to write")
     parser.add_argument("--judge", help="judge YAML (keys of verifiers.judge.JudgeConfig); without it judge verdicts are unjudged")
-    parser.add_argument("--format", choices=["ifpo", "ifeval"], default="ifpo", help="items/responses format")
+    parser.add_argument("--format", choices=["ifpo", "ifeval"], default="ifpo",
+                        help="items/responses format (ifeval: IFEval and IFBench records)")
+    parser.add_argument("--mode", choices=["strict", "loose"], default="strict",
+                        help="strict: rule checks see the response as given; loose: IFEval's loose definition "
+                             "(a rule check also passes on the response without its first/last line or '*')")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse the input on any problem (unreadable record, instruction ifpo cannot "
+                             "check, unmatched or extra response) instead of reporting it and going on")
     parser.add_argument("--root", help="dataset root for media paths (default: the items file's folder)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
@@ -218,14 +289,16 @@ def cli_main(argv: list[str]) -> int:
             print(f"ifpo score: file not found: {p}", file=sys.stderr)
             return 2
     try:
+        problems: list[str] = []
         if args.format == "ifeval":
-            items = load_ifeval_items(items_path)
+            items, problems = load_ifeval_items(items_path, strict=args.strict)
         else:
             loaded = load_items(items_path, root=args.root)
             if loaded.errors:
                 raise InputError("\n".join(str(e) for e in loaded.errors))
             items = loaded.items
-        responses = load_responses(responses_path, items, args.format)
+        responses, response_problems = load_responses(responses_path, items, args.format, strict=args.strict)
+        problems += response_problems
         judge = None
         if args.judge:
             from ifpo.verifiers.judge import make_judge
@@ -235,12 +308,15 @@ def cli_main(argv: list[str]) -> int:
         print(f"ifpo score: invalid input:\n{exc}", file=sys.stderr)
         return 1
     root = Path(args.root) if args.root else items_path.parent
-    evaluator = ChecklistEvaluator(judge, media_root=root)
+    for problem in problems:
+        print(f"ifpo score: {problem}", file=sys.stderr)
+    evaluator = ChecklistEvaluator(judge, media_root=root, mode=args.mode)
     scored = [(item, responses[item["id"]]) for item in items if item["id"] in responses]
     missing = [item["id"] for item in items if item["id"] not in responses]
     results = evaluator.evaluate_many(scored, progress=not args.no_progress)
+    results = [with_unjudgeable(r, item) for r, (item, _) in zip(results, scored)]
     report = build_report(results, missing=missing, judge_stats=judge.stats.as_dict() if judge else None,
-                          items={item["id"]: item for item in items})
+                          items={item["id"]: item for item in items}, mode=args.mode, input_problems=problems)
     write_json_atomic(Path(args.out), report)
     print(format_table(report))
     print(f"\nwrote {args.out}")
