@@ -16,6 +16,9 @@ the verifier suite (``ifpo.verifiers.checklist``), so no manual revision is need
   with the misaligned prefix; chosen keeps the system rule; rejected follows the user (breaks it).
 - ``option_order``: selection branches permuted so the active branch changes position; chosen
   follows the active branch, rejected is the policy's answer to a wrong branch.
+- ``on_policy`` (opt-in: k generations per item): the policy samples ``on_policy_k`` answers, the
+  verifiers score each, and the best (fully compliant, else highest CPR) is paired against the
+  lowest-CPR ones; ties and all-equal groups are discarded (``data_builders/onpolicy.py``).
 
 Discarded candidates are counted by reason. Output in DIR: ``pairs.jsonl`` and ``dataset/`` (HF
 ``save_to_disk``) in TRL's conversational preference format with a ``meta`` column, ``report.json``,
@@ -47,14 +50,20 @@ from ifpo.verifiers.checklist import ChecklistEvaluator, ItemResult
 from ifpo.verifiers.text import count_words
 
 BUILDER_VERSION = "1"
-KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order")
+KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order", "on_policy")
+# on_policy samples on_policy_k answers per item, so it is built only when asked for.
+DEFAULT_KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order")
+_NEEDS_CHOSEN = ("corrupted", "stripped", "misaligned", "option_order")
 
 
 @dataclass
 class BuildConfig:
     """Pair-builder settings; keys of BUILD.yaml are exactly these fields."""
 
-    kinds: list[str] = field(default_factory=lambda: list(KINDS), metadata={"help": f"pair kinds to build, of {KINDS}"})
+    kinds: list[str] = field(
+        default_factory=lambda: list(DEFAULT_KINDS),
+        metadata={"help": f"pair kinds to build, of {KINDS} (default: all but on_policy)"},
+    )
     corruptions_per_item: int | None = field(
         default=None,
         metadata={"help": "corrupted pairs per item, each on a different target constraint; null = every constraint "
@@ -83,8 +92,22 @@ class BuildConfig:
     length_bias_warn: float = field(
         default=0.2, metadata={"help": "warn when a kind's mean rejected/chosen length ratio differs from 1 by more"}
     )
+    on_policy_k: int = field(default=4, metadata={"help": "on_policy: answers the policy samples per instruction (>= 2)"})
+    on_policy_pairs: int = field(
+        default=1, metadata={"help": "on_policy: pairs per instruction, the best sample against the lowest-CPR ones"}
+    )
+    on_policy_temperature: float = field(
+        default=1.0, metadata={"help": "on_policy: sampling temperature (> 0; the policy's own stays for stripped answers)"}
+    )
+    on_policy_top_p: float = field(default=1.0, metadata={"help": "on_policy: nucleus sampling top_p, in (0, 1]"})
+    on_policy_seed: int | None = field(
+        default=None,
+        metadata={"help": "on_policy: sampling seed (null: seed); each item samples with a seed derived from it and "
+                          "the item id"},
+    )
     workers: int = field(default=1, metadata={"help": "processes building items in parallel (rule-only building scales)"})
-    seed: int = field(default=0, metadata={"help": "seed of every random choice (targets, corruptions, permutations)"})
+    seed: int = field(default=0, metadata={"help": "seed of every random choice (targets, corruptions, permutations, "
+                                                   "on-policy sampling)"})
 
     def __post_init__(self) -> None:
         bad = [k for k in self.kinds if k not in KINDS]
@@ -99,6 +122,9 @@ class BuildConfig:
             raise ValueError("length_tolerance must be > 0")
         if self.corruptor_llm is not None and self.judge is None:
             raise ValueError("corruptor_llm needs a judge: judge-route corruptions can only be verified by the judge")
+        from ifpo.data_builders.onpolicy import check_config
+
+        check_config(self)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "build config") -> BuildConfig:
@@ -444,7 +470,8 @@ class PairBuilder:
             if "conflict" in kinds:
                 pairs += self.conflict(item, discards)
             return {"item_id": item["id"], "pairs": pairs, "discards": dict(discards)}
-        picked = self.chosen(item, discards)
+        # on_policy pairs need no reference or teacher answer: only look for one when a kind uses it.
+        picked = self.chosen(item, discards) if any(k in kinds for k in _NEEDS_CHOSEN) else None
         if picked is not None:
             chosen, chosen_res = picked
             if "corrupted" in kinds:
@@ -455,6 +482,10 @@ class PairBuilder:
                 pairs += self.misaligned(item, chosen, chosen_res, discards)
             if "option_order" in kinds and item.get("structure") in ("selection", "nested") and item.get("branches"):
                 pairs += self.option_order(item, chosen, chosen_res, discards)
+        if "on_policy" in kinds:
+            from ifpo.data_builders.onpolicy import on_policy_pairs
+
+            pairs += on_policy_pairs(self, item, discards)
         return {"item_id": item["id"], "pairs": pairs, "discards": dict(discards)}
 
 

@@ -1,8 +1,9 @@
 """A real OpenAI-compatible HTTP server on loopback whose answers a test scripts.
 
 ``FakeOpenAI(handler)`` serves ``POST /v1/chat/completions``; ``handler(body) -> (status, content)``
-decides each answer from the request body (``content`` is the assistant message text, or a raw
-dict payload when status != 200). ``delay`` makes the server slow (timeouts). Requests are
+decides each answer from the request body (``content`` is the assistant message text, a list of
+texts for several choices, as a request with ``n`` gets them, or a raw dict payload when status
+!= 200). ``delay`` makes the server slow (timeouts). Requests are
 recorded in ``.requests``.
 """
 
@@ -42,7 +43,8 @@ class FakeOpenAI:
                     payload = {
                         "id": "x",
                         "object": "chat.completion",
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+                        "choices": [{"index": i, "message": {"role": "assistant", "content": text}}
+                                    for i, text in enumerate(content if isinstance(content, list) else [content])],
                     }
                 else:
                     payload = content if isinstance(content, dict) else {"error": str(content)}

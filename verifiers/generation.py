@@ -111,6 +111,15 @@ class Generator:
     def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
         raise NotImplementedError
 
+    def sample(self, messages: list[dict[str, Any]], k: int, *, temperature: float, top_p: float,
+               seed: int) -> list[str]:
+        """``k`` sampled answers to one conversation, reproducible for the same ``seed`` (on-policy pairs).
+
+        The sampling settings here override the config's, so one loaded model serves both greedy
+        answers (``generate``) and sampling.
+        """
+        raise NotImplementedError
+
     def close(self) -> None:
         pass
 
@@ -133,8 +142,8 @@ class OpenAIGenerator(Generator):
             images = [Image.fromarray(frame) for frame in frames]
         return [{"type": "image_url", "image_url": {"url": png_data_url(img)}} for img in images]
 
-    def _one(self, messages: list[dict[str, Any]]) -> str:
-        body = {
+    def _body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
             "model": self.config.model,
             "messages": [{"role": m["role"], "content": [x for p in m["content"] for x in self._content(p)]}
                          for m in messages],
@@ -142,6 +151,24 @@ class OpenAIGenerator(Generator):
             "temperature": self.config.temperature,
             "top_p": self.config.top_p,
         }
+
+    def _one(self, messages: list[dict[str, Any]]) -> str:
+        return self._post(self._body(messages))[0]
+
+    def sample(self, messages: list[dict[str, Any]], k: int, *, temperature: float, top_p: float,
+               seed: int) -> list[str]:
+        # One request asks for all k (``n``); a server that returns fewer (some ignore ``n``) is asked
+        # again for the rest, each request with its own seed so a seeded server does not repeat itself.
+        body = self._body(messages) | {"temperature": temperature, "top_p": top_p}
+        out: list[str] = []
+        for request in range(k):
+            out += self._post(body | {"n": k - len(out), "seed": seed + request})
+            if len(out) >= k:
+                return out[:k]
+        raise RuntimeError(f"the server at {self.config.base_url} returned {len(out)} of {k} samples in {k} requests")
+
+    def _post(self, body: dict[str, Any]) -> list[str]:
+        """The choices' texts (in ``index`` order) of one chat-completions request, with retries."""
         headers = {"Content-Type": "application/json"}
         if self.config.api_key_env:
             key = os.environ.get(self.config.api_key_env)
@@ -156,7 +183,11 @@ class OpenAIGenerator(Generator):
             try:
                 req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
                 with urllib.request.urlopen(req, timeout=self.config.timeout_s) as resp:
-                    return json.loads(resp.read())["choices"][0]["message"]["content"] or ""
+                    choices = sorted(json.loads(resp.read())["choices"], key=lambda c: c.get("index", 0))
+                texts = [c["message"]["content"] or "" for c in choices]
+                if not texts:
+                    raise ValueError("the response has no choices")
+                return texts
             except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as exc:
                 last = f"{type(exc).__name__}: {exc}"
         raise RuntimeError(f"generation failed after {self.config.max_retries + 1} attempt(s) at {url}: {last}")
@@ -218,6 +249,18 @@ class TransformersGenerator(Generator):
         )
 
     def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
+        return self._generate(conversations, progress, self.config.temperature, self.config.top_p, self.config.seed)
+
+    def sample(self, messages: list[dict[str, Any]], k: int, *, temperature: float, top_p: float,
+               seed: int) -> list[str]:
+        if temperature <= 0:
+            raise ValueError("sampling needs temperature > 0 (greedy decoding gives k identical answers)")
+        # k copies of one prompt: the batches hold no padding, and the same seed, k and batch_size
+        # draw the same samples (the torch generator is seeded once before the first batch).
+        return self._generate([messages] * k, False, temperature, top_p, seed)
+
+    def _generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool, temperature: float,
+                  top_p: float, seed: int) -> list[str]:
         import torch
 
         with self._lock:
@@ -229,11 +272,11 @@ class TransformersGenerator(Generator):
                 from tqdm import tqdm
 
                 batches = tqdm(batches, desc="generating", unit="batch", leave=False)
-            sampling = self.config.temperature > 0
+            sampling = temperature > 0
             gen_kwargs: dict[str, Any] = {"max_new_tokens": self.config.max_new_tokens, "do_sample": sampling}
             if sampling:
-                gen_kwargs.update(temperature=self.config.temperature, top_p=self.config.top_p)
-                torch.manual_seed(self.config.seed)
+                gen_kwargs.update(temperature=temperature, top_p=top_p)
+                torch.manual_seed(seed)
             outputs: list[str] = []
             for batch in batches:
                 inputs = self.encode(batch).to(self._model.device)
