@@ -25,7 +25,6 @@ Formats (one JSON object per line; examples in README "Importing benchmarks"):
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -105,12 +104,16 @@ def import_video_ifbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
                 "type": ctype.id,
                 "dimension": ctype.dimension,
                 "description": _require(c, "checklist_query", str, cwhere),
-                "params": dict(c.get("params") or {}),
+                "params": dict(c.get("params") or {}) if registered else {},
             }
             if c.get("judge_context"):
                 entry["judge_context"] = c["judge_context"]
             if not registered:
+                # The judge answers the checklist question; the original id and its params stay on
+                # the constraint for the record (checklist_item takes no params of its own).
                 entry["source_type"] = cid
+                if c.get("params"):
+                    entry["source_params"] = c["params"]
             entry.update({k: v for k, v in c.items() if k not in ("constraint_id", "checklist_query", "judge_context", "params")})
             constraints.append(entry)
         item = {
@@ -273,6 +276,7 @@ def import_file(fmt: str, path: str | Path, *, root: str | Path | None = None, c
     if not path.is_file():
         raise FileNotFoundError(f"input file not found: {path}")
     validator = Validator(Path(root) if root is not None else path.parent, check_media=check_media)
+    evaluator = None
     result = ImportResult()
     seen: set[str] = set()
     for lineno, rec, parse_error in iter_jsonl(path):
@@ -292,11 +296,24 @@ def import_file(fmt: str, path: str | Path, *, root: str | Path | None = None, c
             result.errors.append(ItemError(str(path), lineno, rec_id, exc.field, exc.message))
             result.skipped_records += 1
             continue
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # An importer meeting a value shape it does not expect: that record is bad, not the run.
+            result.errors.append(ItemError(str(path), lineno, rec_id, "", f"cannot import this record ({exc})"))
+            result.skipped_records += 1
+            continue
         bad = False
         for item in produced:
             problems = validator.validate(item)
             if item["id"] in seen:
                 problems.append(("id", "duplicate id"))
+            if not problems and item.get("reference_response") and fmt in _CHECKED_REFERENCES:
+                # A benchmark's own `chosen` that breaks its own rule constraint would teach the
+                # opposite of the instruction; it is refused here, not discovered after training.
+                if evaluator is None:
+                    from ifpo.verifiers.checklist import ChecklistEvaluator
+
+                    evaluator = ChecklistEvaluator(None)
+                problems += _reference_failures(evaluator, item, _CHECKED_REFERENCES[fmt])
             if problems:
                 bad = True
                 result.errors += [ItemError(str(path), lineno, item["id"], f, m) for f, m in problems]
@@ -304,7 +321,22 @@ def import_file(fmt: str, path: str | Path, *, root: str | Path | None = None, c
                 seen.add(item["id"])
                 result.items.append(item)
         result.skipped_records += bad
+    if result.records == 0:
+        result.errors.append(ItemError(str(path), 0, None, "", "no records (the file is empty or holds only blank lines)"))
     return result
+
+
+# Formats whose reference answer is the benchmark's own chosen response, and that field's name.
+_CHECKED_REFERENCES = {"vcifbench": "chosen"}
+
+
+def _reference_failures(evaluator: Any, item: Mapping[str, Any], field_name: str) -> list[tuple[str, str]]:
+    result = evaluator.evaluate(item, item["reference_response"])
+    return [
+        (field_name, f"fails its own constraint {v.constraint_id!r} ({v.type}): {v.reason}")
+        for v in result.verdicts
+        if v.passed is False
+    ]
 
 
 def cli_main(argv: list[str]) -> int:
@@ -314,21 +346,28 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, help="items JSONL to write")
     parser.add_argument("--root", help="dataset root that media paths are relative to (default: the input's folder)")
     parser.add_argument("--no-media-check", action="store_true", help="do not check that media files exist")
+    parser.add_argument("--strict", action="store_true",
+                        help="write nothing when any record is bad (default: bad records are reported and skipped)")
     args = parser.parse_args(argv)
     try:
         result = import_file(args.format, args.input, root=args.root, check_media=not args.no_media_check)
-    except FileNotFoundError as exc:
+    except (OSError, ValueError) as exc:
         print(f"ifpo import: {exc}", file=sys.stderr)
         return 2
     for err in result.errors:
         print(err, file=sys.stderr)
+    if not result.items:
+        print(f"ifpo import: {args.input}: no record could be imported ({len(result.errors)} error(s)); "
+              f"{args.out} not written", file=sys.stderr)
+        return 1
+    if args.strict and result.errors:
+        print(f"ifpo import: --strict: {result.skipped_records} bad record(s) in {args.input}; {args.out} not written",
+              file=sys.stderr)
+        return 1
+    from ifpo.verifiers.io import write_jsonl_atomic
+
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for item in result.items:
-            fh.write(json.dumps(item, ensure_ascii=False) + "\n")
-    tmp.replace(out)
+    write_jsonl_atomic(out, result.items)
     print(f"{args.input}: {result.records} records -> {len(result.items)} items written to {out}; "
           f"{result.skipped_records} record(s) skipped with {len(result.errors)} error(s)")
     return 1 if result.errors else 0

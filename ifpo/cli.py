@@ -51,12 +51,37 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module_name, func_name = SUBCOMMANDS[name][0].split(":")
     func = getattr(importlib.import_module(module_name), func_name)
+    return run_command(f"ifpo {name}", func, rest)
+
+
+def run_command(prog: str, func, argv: list[str]) -> int:
+    """Run one command's ``func(argv)``; user errors it did not catch become one line and exit 2.
+
+    Each command reports its own bad input precisely (file:line: field: ...). This is the net
+    under all of them: a ``ValueError`` (ifpo's type for bad user input), an ``OSError`` (a
+    missing, unreadable or unwritable path) or a ``RecursionError`` (pathologically nested
+    input) that slipped through is printed as ``<prog>: error: <message>``, never as a traceback.
+    ``IFPO_DEBUG=1`` re-raises, for developers.
+    """
+    import os
+
     try:
-        return int(func(rest) or 0)
+        return int(func(argv) or 0)
     except BrokenPipeError:
         # `ifpo validate x | head` closed our stdout: not an error of ours, and no traceback.
         sys.stderr.close()
         return 141
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError, RecursionError) as exc:
+        if os.environ.get("IFPO_DEBUG"):
+            raise
+        message = str(exc) or type(exc).__name__
+        if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in message:
+            message = f"{exc.filename}: {message}"
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -48,6 +48,16 @@ def by_id(result):
     return {v.constraint_id: v for v in result.verdicts}
 
 
+def _cached_answers(folder) -> int:
+    import sqlite3
+
+    path = folder / "answers.sqlite3"
+    if not path.is_file():
+        return 0
+    with sqlite3.connect(path) as db:
+        return db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+
+
 def test_good_answers_give_verdicts_and_rerun_hits_the_cache(tmp_path):
     with FakeOpenAI(smart_handler) as server:
         judge = judge_for(server, tmp_path)
@@ -110,7 +120,7 @@ def test_judge_failures_are_unjudged_never_pass_or_fail(tmp_path, name, handler,
     assert judge.stats.failures == 1
     assert nocomma.passed is False  # the rule verdict is unaffected by the judge failure
     # Failures are not cached: nothing was written.
-    assert not list((tmp_path / "cache").rglob("*.json"))
+    assert _cached_answers(tmp_path / "cache") == 0
 
 
 def test_retry_recovers_from_a_transient_error(tmp_path):
@@ -153,16 +163,23 @@ def test_api_key_comes_from_the_environment_and_never_reaches_cache_or_stats(tmp
         judge = judge_for(server, tmp_path, api_key_env="IFPO_TEST_KEY")
         ChecklistEvaluator(judge, task_gate=False).evaluate(item, "Yay!")
         assert server.headers[0]["Authorization"] == f"Bearer {secret}"
-    stored = "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
-    assert stored and secret not in stored
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert _cached_answers(tmp_path / "cache") == 1 and secret.encode() not in stored
     assert secret not in repr(judge.config) and secret not in json.dumps(judge.stats.as_dict())
 
+    # Unset when the judge is made: a configuration error naming the variable, before any request.
     monkeypatch.delenv("IFPO_TEST_KEY")
     with FakeOpenAI(smart_handler) as server:
-        judge = judge_for(server, tmp_path / "other", api_key_env="IFPO_TEST_KEY", max_retries=0)
+        with pytest.raises(ValueError, match="IFPO_TEST_KEY"):
+            judge_for(server, tmp_path / "other", api_key_env="IFPO_TEST_KEY", max_retries=0)
+    # Gone during a run: that verdict is unjudged, nothing is sent, and it is not retried.
+    monkeypatch.setenv("IFPO_TEST_KEY", secret)
+    with FakeOpenAI(smart_handler) as server:
+        judge = judge_for(server, tmp_path / "other", api_key_env="IFPO_TEST_KEY", max_retries=3, backoff_s=5.0)
+        monkeypatch.delenv("IFPO_TEST_KEY")
         v = ChecklistEvaluator(judge, task_gate=False).evaluate(item, "Yay!").verdicts[0]
         assert server.requests == []
-    assert v.passed is None and "IFPO_TEST_KEY" in v.error
+    assert v.passed is None and "IFPO_TEST_KEY" in v.error and "after 1 attempt" in v.error
 
 
 def test_conflict_items_get_the_conflict_diagnosis(tmp_path):
@@ -251,9 +268,9 @@ def test_vlm_judge_receives_the_image_and_sampled_video_frames(tmp_path):
                               "videos": ["media/videos/v01_circle_moves_right.mp4"]},
             "constraints": [ITEM["constraints"][0]]}
     with FakeOpenAI(smart_handler) as server:
-        judge = judge_for(server, tmp_path, vision=True, video_frames=3)
+        judge = judge_for(server, tmp_path, vision=True, video_frames=3)  # rounded up to 4: frames come in pairs
         ChecklistEvaluator(judge, media_root=sample, task_gate=False).evaluate(item, "Yay!")
         parts = server.requests[0]["messages"][-1]["content"]
     images = [p for p in parts if p["type"] == "image_url"]
-    assert len(images) == 1 + 3 and all(p["image_url"]["url"].startswith("data:image/png;base64,") for p in images)
+    assert len(images) == 1 + 4 and all(p["image_url"]["url"].startswith("data:image/png;base64,") for p in images)
     assert parts[-1]["type"] == "text" and "Use a cheerful tone." in parts[-1]["text"]

@@ -24,14 +24,10 @@ import os
 import re
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from ifpo.verifiers.io import write_text_atomic
 
 BACKENDS = ("openai", "transformers")
 
@@ -59,7 +55,8 @@ class JudgeConfig:
         default="~/.cache/ifpo/judge", metadata={"help": "on-disk answer cache keyed by content hash; null disables"}
     )
     vision: bool = field(default=False, metadata={"help": "send images and sampled video frames (the judge is a VLM)"})
-    video_frames: int = field(default=4, metadata={"help": "frames sampled uniformly per video when vision is on"})
+    video_frames: int = field(default=4, metadata={"help": "frames sampled uniformly per video when vision is on (rounded up to even: "
+                                                        "frames come in temporal pairs, as for the trained model)"})
     json_schema: bool = field(
         default=True, metadata={"help": "ask the endpoint for schema-constrained JSON (response_format json_schema)"}
     )
@@ -112,8 +109,29 @@ class JudgeStats:
             for k, v in counts.items():
                 setattr(self, k, getattr(self, k) + v)
 
-    def as_dict(self) -> dict[str, float]:
-        return {k: getattr(self, k) for k in ("requests", "cache_hits", "failures", "retries", "seconds")}
+    first_error: str | None = None
+
+    def fail(self, error: str) -> None:
+        with self.lock:
+            self.failures += 1
+            if self.first_error is None:
+                self.first_error = error
+
+    def as_dict(self) -> dict[str, Any]:
+        keys = ("requests", "cache_hits", "failures", "retries", "seconds", "first_error")
+        return {k: getattr(self, k) for k in keys}
+
+    def summary(self) -> str | None:
+        """A loud line when judge calls failed (their verdicts are unjudged), else ``None``."""
+        if not self.failures:
+            return None
+        asked = self.failures + self.requests
+        return (f"WARNING: {self.failures} of {asked} judge request(s) failed; their verdicts are unjudged. "
+                f"First error: {self.first_error}")
+
+    @property
+    def all_failed(self) -> bool:
+        return self.failures > 0 and self.requests == 0 and self.cache_hits == 0
 
 
 # --- JSON answers -------------------------------------------------------------------------------
@@ -206,29 +224,105 @@ def png_data_url(image: Any) -> str:
 
 
 def media_parts(media: Mapping[str, Sequence[str]] | None, root: Path | None, frames: int) -> list[dict[str, Any]]:
-    """OpenAI content parts for an item's images and uniformly sampled video frames."""
+    """OpenAI content parts for an item's images and ``frames`` sampled video frames.
+
+    Paths are confined to the dataset root (symlinks resolved), and frames are sampled through
+    ``verifiers.media``'s budget, so only the kept frames are decoded and resized, as for a model.
+    Any media that cannot be used raises :class:`JudgeError`: that item's judge verdicts become
+    unjudged with the reason, the run goes on.
+    """
     if not media or root is None:
         return []
-    from PIL import Image
+    from ifpo.verifiers.media import MediaBudget, confined_path, load_image, load_video
 
+    # Uniform sampling of exactly `frames` frames (kept even: frames come in temporal pairs).
+    n = max(2, frames + frames % 2)
+    budget = MediaBudget(video_fps=1e-3, video_min_frames=n, video_max_frames=n)
     parts: list[dict[str, Any]] = []
-    for rel in media.get("images", []) or []:
-        with Image.open(root / rel) as img:
-            parts.append({"type": "image_url", "image_url": {"url": png_data_url(img)}})
-    for rel in media.get("videos", []) or []:
-        import av
+    for kind in ("images", "videos"):
+        for rel in media.get(kind, []) or []:
+            try:
+                path = confined_path(root, rel)
+                if kind == "images":
+                    images = [load_image(path, budget, 32)]
+                else:
+                    from PIL import Image
 
-        with av.open(str(root / rel)) as container:
-            decoded = [f.to_image() for f in container.decode(video=0)]
-        if not decoded:
-            continue
-        step = max(len(decoded) / max(frames, 1), 1)
-        picks = sorted({min(int(i * step + step / 2), len(decoded) - 1) for i in range(min(frames, len(decoded)))})
-        parts += [{"type": "image_url", "image_url": {"url": png_data_url(decoded[i])}} for i in picks]
+                    decoded, _ = load_video(path, budget, 32)
+                    images = [Image.fromarray(frame) for frame in decoded]
+            except JudgeError:
+                raise
+            except Exception as exc:  # PIL, PyAV and numpy raise their own types on corrupt files
+                raise JudgeError(f"media {rel!r} cannot be used: {type(exc).__name__}: {exc}") from None
+            parts += [{"type": "image_url", "image_url": {"url": png_data_url(img)}} for img in images]
     return parts
 
 
 # --- backends -----------------------------------------------------------------------------------
+
+
+class AnswerCache:
+    """Judge answers by content hash in one SQLite file (``answers.sqlite3`` in the cache folder).
+
+    One file, not one per answer: a GRPO run asks millions of questions. WAL journaling lets many
+    processes read while one writes, ``busy_timeout`` makes concurrent writers wait their turn
+    instead of failing, and a kill -9 mid-write loses at most that answer (SQLite's journal rolls
+    the torn transaction back). Entries of the former one-file-per-answer layout
+    (``<key[:2]>/<key>.json``) are still read, so an old cache keeps serving.
+    """
+
+    FILE = "answers.sqlite3"
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / self.FILE
+        self._local = threading.local()
+
+    def _db(self):
+        import sqlite3
+
+        db = getattr(self._local, "db", None)
+        if db is None or getattr(self._local, "pid", None) != os.getpid():
+            self.folder.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, answer TEXT NOT NULL)")
+            self._local.db, self._local.pid = db, os.getpid()
+        return db
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        import sqlite3
+
+        try:
+            row = self._db().execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            row = None  # an unreadable cache is a miss, never a failed verdict
+        if row is not None:
+            try:
+                value = json.loads(row[0])
+                return value if isinstance(value, dict) else None
+            except ValueError:
+                return None
+        legacy = self.folder / key[:2] / f"{key}.json"
+        if legacy.is_file():
+            try:
+                value = json.loads(legacy.read_text(encoding="utf-8"))["answer"]
+                return value if isinstance(value, dict) else None
+            except (OSError, ValueError, KeyError, TypeError):
+                return None
+        return None
+
+    def put(self, key: str, model: str, answer: dict[str, Any]) -> None:
+        import sqlite3
+
+        from ifpo.verifiers.io import dumps
+
+        try:
+            self._db().execute("INSERT OR REPLACE INTO answers (key, model, answer) VALUES (?, ?, ?)",
+                               (key, model, dumps(answer)))
+        except sqlite3.Error:
+            pass  # a full disk or locked file costs a cache entry, not the verdict
 
 
 class Judge:
@@ -238,6 +332,7 @@ class Judge:
         self.config = config
         self.stats = JudgeStats()
         self.cache_dir = Path(os.path.expanduser(config.cache_dir)) if config.cache_dir else None
+        self.cache = AnswerCache(self.cache_dir) if self.cache_dir else None
 
     # The content hash covers everything that changes the answer, and nothing secret.
     def cache_key(self, messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any]) -> str:
@@ -251,51 +346,45 @@ class Judge:
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
-    def _cache_path(self, key: str) -> Path | None:
-        return self.cache_dir / key[:2] / f"{key}.json" if self.cache_dir else None
-
     def _cache_get(self, key: str) -> dict[str, Any] | None:
-        path = self._cache_path(key)
-        if path is None or not path.is_file():
-            return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))["answer"]
-        except (OSError, ValueError, KeyError):
-            return None  # a torn or foreign file is a miss; it is overwritten on store
+        return self.cache.get(key) if self.cache is not None else None
 
     def _cache_put(self, key: str, answer: dict[str, Any]) -> None:
-        path = self._cache_path(key)
-        if path is None:
-            return
-        # Atomic: concurrent writers and a crash mid-write never leave a torn entry.
-        write_text_atomic(path, json.dumps({"model": self.config.model, "answer": answer}, ensure_ascii=False))
+        if self.cache is not None:
+            self.cache.put(key, self.config.model, answer)
 
     def ask(self, messages: list[dict[str, Any]], schema: Mapping[str, Any]) -> dict[str, Any]:
         """One JSON answer for ``messages``, validated against ``schema``; cached; retried."""
+        from ifpo.verifiers.http import EndpointError, with_retries
+
         key = self.cache_key(messages, schema)
         cached = self._cache_get(key)
         if cached is not None:
             self.stats.add(cache_hits=1)
             return cached
-        errors: list[str] = []
-        for attempt in range(self.config.max_retries + 1):
-            if attempt:
-                self.stats.add(retries=1)
-                time.sleep(self.config.backoff_s * 2 ** (attempt - 1))
+
+        def attempt() -> dict[str, Any]:
             start = time.perf_counter()
             try:
                 text = self._complete(messages, schema)
-                answer = check_schema(parse_json_answer(text), schema)
-            except (JudgeError, ValueError, OSError, urllib.error.URLError, TimeoutError) as exc:
-                errors.append(f"attempt {attempt + 1}: {type(exc).__name__}: {exc}")
-                continue
+                return check_schema(parse_json_answer(text), schema)
+            except EndpointError:
+                raise
+            except (JudgeError, ValueError, OSError, TimeoutError, RuntimeError) as exc:
+                # An answer that is not the JSON asked for may come right on a second try.
+                raise EndpointError(f"{type(exc).__name__}: {exc}") from None
             finally:
                 self.stats.add(seconds=time.perf_counter() - start)
-            self.stats.add(requests=1)
-            self._cache_put(key, answer)
-            return answer
-        self.stats.add(failures=1)
-        raise JudgeError(f"judge failed after {len(errors)} attempt(s): " + " | ".join(errors[-3:]))
+
+        try:
+            answer = with_retries(attempt, retries=self.config.max_retries, backoff_s=self.config.backoff_s,
+                                  on_retry=lambda: self.stats.add(retries=1))
+        except EndpointError as exc:
+            self.stats.fail(str(exc))
+            raise JudgeError(f"judge {exc}") from None
+        self.stats.add(requests=1)
+        self._cache_put(key, answer)
+        return answer
 
     def _complete(self, messages: list[dict[str, Any]], schema: Mapping[str, Any]) -> str:
         raise NotImplementedError
@@ -304,15 +393,18 @@ class Judge:
 class OpenAIJudge(Judge):
     """Chat completions over HTTP against any OpenAI-compatible server (vLLM, SGLang, hosted)."""
 
+    def __init__(self, config: JudgeConfig) -> None:
+        super().__init__(config)
+        self._api_key()  # an unset key variable is a configuration error now, not N unjudged verdicts later
+
     def _api_key(self) -> str | None:
-        if not self.config.api_key_env:
-            return None
-        key = os.environ.get(self.config.api_key_env)
-        if not key:
-            raise JudgeError(f"environment variable {self.config.api_key_env} (api_key_env) is not set")
-        return key
+        from ifpo.verifiers.http import api_key
+
+        return api_key(self.config.api_key_env, "judge")
 
     def _complete(self, messages: list[dict[str, Any]], schema: Mapping[str, Any]) -> str:
+        from ifpo.verifiers.http import EndpointError, chat_content, post_json
+
         body: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,
@@ -321,22 +413,12 @@ class OpenAIJudge(Judge):
         }
         if self.config.json_schema:
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
-        headers = {"Content-Type": "application/json"}
-        key = self._api_key()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
+        try:
+            key = self._api_key()
+        except ValueError as exc:
+            raise EndpointError(str(exc), retryable=False) from None
         url = self.config.base_url.rstrip("/") + "/chat/completions"
-        request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.config.timeout_s) as resp:
-                payload = json.loads(resp.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            detail = exc.read(300).decode("utf-8", "replace") if exc.fp else ""
-            raise JudgeError(f"HTTP {exc.code} from {url}: {detail}") from None
-        try:
-            return payload["choices"][0]["message"]["content"] or ""
-        except (KeyError, IndexError, TypeError):
-            raise JudgeError(f"unexpected response shape from {url}: {str(payload)[:200]}") from None
+        return chat_content(post_json(url, body, key=key, timeout_s=self.config.timeout_s), url)
 
 
 class TransformersJudge(Judge):

@@ -18,6 +18,47 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+
+class MediaError(ValueError):
+    """A media file that cannot be used: outside the dataset root, missing, or not decodable."""
+
+
+def media_path_problem(root: str | os.PathLike, rel: Any) -> str | None:
+    """Why ``rel`` may not be read as media under ``root`` (``None`` when it may).
+
+    Media paths come from other people's files: a path must be relative, must not climb out with
+    ``..``, and must resolve, symlinks followed, to a file inside the real dataset root; otherwise
+    a crafted item could make a judge endpoint or a training run read any file of the machine.
+    """
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    if not isinstance(rel, str) or not rel.strip():
+        return f"expected a non-empty relative path string, got {type(rel).__name__}"
+    real_root = os.path.realpath(root)
+    if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive:
+        return f"path {rel!r} is absolute; expected a path relative to the dataset root {real_root!r}"
+    depth = 0
+    for part in PurePosixPath(rel.replace("\\", "/")).parts:
+        depth += -1 if part == ".." else (0 if part == "." else 1)
+        if depth < 0:
+            return f"path {rel!r} escapes the dataset root {real_root!r}"
+    real = os.path.realpath(os.path.join(real_root, rel))
+    if os.path.commonpath([real, real_root]) != real_root:
+        return f"path {rel!r} resolves outside the dataset root {real_root!r} (a symlink to {real!r})"
+    return None
+
+
+def confined_path(root: str | os.PathLike, rel: Any) -> str:
+    """The real path of media ``rel`` under ``root``; :class:`MediaError` when outside it or missing."""
+    problem = media_path_problem(root, rel)
+    if problem:
+        raise MediaError(problem)
+    real = os.path.realpath(os.path.join(os.path.realpath(root), rel))
+    if not os.path.isfile(real):
+        raise MediaError(f"media file {rel!r} not found under the dataset root {os.path.realpath(root)!r}")
+    return real
+
+
 # qwen-vl-utils groups frames in pairs (the temporal patch); frame counts are kept even.
 FRAME_FACTOR = 2
 

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
 from ifpo.verifiers.registry import DIMENSIONS, Registry
@@ -49,7 +49,7 @@ class ItemError:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}"
+        where = f"{self.file}:{self.line}" if self.line else self.file  # line 0: about the whole file
         item = f" item {self.item_id!r}" if self.item_id is not None else ""
         fld = f" {self.field}:" if self.field else ""
         return f"{where}:{item}{fld} {self.message}"
@@ -108,16 +108,13 @@ class _MediaChecker:
         return verdict
 
     def _problem(self, rel: Any) -> str | None:
+        from ifpo.verifiers.media import media_path_problem
+
         if not isinstance(rel, str) or not rel.strip():
             return f"expected a non-empty relative path string, got {_kind(rel)}"
-        if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive:
-            return f"path {rel!r} is absolute; expected a path relative to the dataset root {str(self.root)!r}"
-        parts = PurePosixPath(rel.replace("\\", "/")).parts
-        depth = 0
-        for part in parts:
-            depth += -1 if part == ".." else (0 if part == "." else 1)
-            if depth < 0:
-                return f"path {rel!r} escapes the dataset root {str(self.root)!r}"
+        problem = media_path_problem(self.root, rel)
+        if problem:
+            return problem
         if self.check_exists and not (self.root / rel).is_file():
             return f"media file {rel!r} not found under the dataset root {str(self.root)!r}"
         return None
@@ -340,15 +337,14 @@ class Validator:
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    """Yield ``(line number, parsed value or None, parse error or None)`` for non-blank lines."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield lineno, json.loads(raw), None
-            except json.JSONDecodeError as exc:
-                yield lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}"
+    """Yield ``(line number, parsed value or None, parse error or None)`` for non-blank lines.
+
+    The shared policy of ``ifpo.verifiers.io.iter_jsonl``: BOM and CRLF accepted; invalid UTF-8,
+    broken JSON and over-deep nesting are errors of that line only.
+    """
+    from ifpo.verifiers.io import iter_jsonl as _iter
+
+    return _iter(path)
 
 
 def load_items(
@@ -372,6 +368,7 @@ def load_items(
     for path in paths:
         if not path.is_file():
             raise FileNotFoundError(f"items file not found: {path}")
+        records_before = result.records
         file_root = Path(root) if root is not None else path.parent
         if validator is None or validator.media.root != file_root.resolve():
             validator = Validator(file_root, registry=registry, check_media=check_media)
@@ -392,6 +389,8 @@ def load_items(
             else:
                 result.items.append(item)
                 result.lines.append(lineno)
+        if result.records == records_before:
+            result.errors.append(ItemError(str(path), 0, None, "", "no records (the file is empty or holds only blank lines)"))
     return result
 
 
@@ -466,7 +465,7 @@ def cli_main(argv: list[str]) -> int:
     start = time.perf_counter()
     try:
         result = load_items(args.items, root=args.root, check_media=not args.no_media_check)
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         print(f"ifpo validate: {exc}", file=sys.stderr)
         return 2
     seconds = time.perf_counter() - start
