@@ -294,19 +294,25 @@ def cli_main(argv: list[str]) -> int:
             items, problems = load_ifeval_items(items_path, strict=args.strict)
         else:
             loaded = load_items(items_path, root=args.root)
-            if loaded.errors:
+            if loaded.errors and (args.strict or not loaded.items):
                 raise InputError("\n".join(str(e) for e in loaded.errors))
+            # Bad item records are reported and counted; the valid ones are scored (--strict refuses).
+            problems += [str(e) for e in loaded.errors]
             items = loaded.items
         responses, response_problems = load_responses(responses_path, items, args.format, strict=args.strict)
         problems += response_problems
-        judge = None
-        if args.judge:
-            from ifpo.verifiers.judge import make_judge
-
-            judge = make_judge(args.judge)
     except (InputError, ValueError) as exc:
         print(f"ifpo score: invalid input:\n{exc}", file=sys.stderr)
         return 1
+    judge = None
+    if args.judge:
+        from ifpo.verifiers.judge import make_judge
+
+        try:
+            judge = make_judge(args.judge)
+        except ValueError as exc:  # a bad judge YAML is a configuration error: exit 2 like every config
+            print(f"ifpo score: error: {exc}", file=sys.stderr)
+            return 2
     root = Path(args.root) if args.root else items_path.parent
     for problem in problems:
         print(f"ifpo score: {problem}", file=sys.stderr)
@@ -320,6 +326,12 @@ def cli_main(argv: list[str]) -> int:
     write_json_atomic(Path(args.out), report)
     print(format_table(report))
     print(f"\nwrote {args.out}")
+    if judge is not None and judge.stats.summary():
+        # Loud, at the end where it is seen: failed judge calls are unjudged verdicts, not a quiet report field.
+        print(f"ifpo score: {judge.stats.summary()}", file=sys.stderr)
+        if judge.stats.all_failed:
+            print("ifpo score: every judge request failed; exit 1", file=sys.stderr)
+            return 1
     return 0
 
 
