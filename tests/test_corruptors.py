@@ -12,13 +12,20 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from ifpo.data_builders.corruptors import CORRUPTORS, corrupt_candidates, get_corruptor, supported
+from ifpo.data_builders.corruptors import (
+    CORRUPTORS,
+    NO_CORRUPTOR,
+    corrupt_candidates,
+    get_corruptor,
+    supported,
+)
 from ifpo.verifiers.constraints import REGISTRY
 from ifpo.verifiers.registry import MissingParamError, run_checker
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample" / "items.jsonl"
-RULE_IDS = [t.id for t in REGISTRY if t.route != "judge"]
+# Rule/hybrid types, less those whose family documents why they get no corruptor (NO_CORRUPTOR).
+RULE_IDS = [t.id for t in REGISTRY if t.route != "judge" and t.id not in NO_CORRUPTOR]
 JUDGE_IDS = [t.id for t in REGISTRY if t.route == "judge"]
 
 # Types that cannot be broken alone on any sample item, and why. Each entry names the other type
@@ -197,7 +204,7 @@ def test_seed_changes_some_candidates():
 def test_candidates_do_not_depend_on_hash_seed():
     code = (
         "import json, random, sys\n"
-        "from data_builders.corruptors import corrupt_candidates\n"
+        "from ifpo.data_builders.corruptors import corrupt_candidates\n"
         f"cases = {DETERMINISM_CASES!r}\n"
         "print(json.dumps([corrupt_candidates(t, r, p, random.Random(3)) for t, r, p in cases]))\n"
     )

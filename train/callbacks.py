@@ -6,19 +6,29 @@ corrupted, conflict, misaligned, option_order, other), so one can see which nega
 has learnt to rank. The per-pair rewards come from the forward passes TRL already runs: a forward
 hook keeps the per-token log-probs that TRL's fused LM head returns, and the reward is formed exactly
 as TRL forms it (beta times the summed policy minus reference log-probs).
+
+Tracker config: transformers' reporting callbacks put ``TrainingArguments`` (and the model config) into
+each run's config, never ifpo's own keys (LoRA, pairs, media budgets, eval hook). ``RecipeConfigCallback``
+adds those, flattened (``ifpo.lora_r``, ``ifpo.eval_hook.every_steps``), to the run each tracker's callback
+opened, so runs can be filtered by them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
+import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 from ifpo.train.vision import PAIR_KINDS
 from transformers import TrainerCallback
+
+logger = logging.getLogger("ifpo.train")
 
 
 @contextlib.contextmanager
@@ -136,3 +146,88 @@ def speed_summary(timer: StepTimerCallback, skip: int = 2) -> dict[str, Any]:
         summary["peak_gpu_memory_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
         summary["gpu"] = torch.cuda.get_device_name()
     return summary
+
+
+def flatten_config(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}, "c": [1, 2]}`` -> ``{"a.b": 1, "c": [1, 2]}`` with enums as their values."""
+    flat: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten_config(value, f"{name}."))
+        elif isinstance(value, enum.Enum):
+            flat[name] = value.value
+        elif isinstance(value, (list, tuple)):
+            flat[name] = [v.value if isinstance(v, enum.Enum) else v for v in value]
+        else:
+            flat[name] = value
+    return flat
+
+
+class RecipeConfigCallback(TrainerCallback):
+    """ifpo's recipe keys, flattened under ``ifpo.``, into the config of every tracker run the trainer opened.
+
+    Runs after the reporting callbacks' ``on_train_begin`` (user callbacks come after them in the
+    trainer's list), so their runs exist. Each tracker is reached through the object its transformers
+    callback holds, with that tracker's own config call; a tracker without one gets an info line.
+    """
+
+    def __init__(self, config: Mapping[str, Any], prefix: str = "ifpo."):
+        self.config = flatten_config(config, prefix)
+        self.trainer: Any = None
+        self.delivered: list[str] = []
+
+    def attach(self, trainer: Any) -> RecipeConfigCallback:
+        self.trainer = trainer
+        if self not in trainer.callback_handler.callbacks:
+            trainer.add_callback(self)
+        return self
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero or self.trainer is None:
+            return
+        for callback in self.trainer.callback_handler.callbacks:
+            name = type(callback).__name__
+            try:
+                sent = self._send(callback)
+            except Exception as exc:  # a tracker refusing a value must not stop training
+                logger.warning("recipe config not sent to %s: %s", name, exc)
+                continue
+            if sent:
+                self.delivered.append(name)
+            elif name.endswith("Callback") and name not in _NOT_TRACKERS and type(callback).__module__.startswith(
+                    "transformers.integrations"):
+                logger.info("%s: ifpo does not know how to add the recipe to this tracker's config", name)
+
+    def _send(self, callback: Any) -> bool:
+        config = self.config
+        name = type(callback).__name__
+        if name == "WandbCallback" and getattr(callback, "_wandb", None) is not None and callback._wandb.run:
+            callback._wandb.config.update(config, allow_val_change=True)
+        elif name == "TrackioCallback" and getattr(callback, "_trackio", None) is not None:
+            callback._trackio.config.update(config, allow_val_change=True)
+        elif name == "SwanLabCallback" and getattr(callback, "_swanlab", None) is not None:
+            callback._swanlab.config.update(config)
+        elif name == "TensorBoardCallback" and getattr(callback, "tb_writer", None) is not None:
+            # As transformers writes TrainingArguments: one JSON text summary.
+            callback.tb_writer.add_text("ifpo/recipe", json.dumps(config, indent=2, default=str))
+            callback.tb_writer.flush()
+        elif name in ("MLflowCallback", "DagsHubCallback") and getattr(callback, "_ml_flow", None) is not None:
+            # MLflow params are strings of bounded length, sent in bounded batches (its callback's own limits).
+            limit = getattr(callback, "_MAX_PARAM_VAL_LENGTH", 250)
+            batch = getattr(callback, "_MAX_PARAMS_TAGS_PER_BATCH", 100)
+            items = [(k, str(v)) for k, v in config.items() if len(str(v)) <= limit]
+            for i in range(0, len(items), batch):
+                callback._ml_flow.log_params(dict(items[i : i + batch]))
+        elif name == "CometCallback" and getattr(callback, "_experiment", None) is not None:
+            callback._experiment.log_parameters(config)
+        elif name == "DVCLiveCallback" and getattr(callback, "live", None) is not None:
+            callback.live.log_params(config)
+        else:
+            return False
+        return True
+
+
+# transformers callbacks in that module that are not trackers.
+_NOT_TRACKERS = {"CodeCarbonCallback", "FlyteCallback"}
+

@@ -12,6 +12,7 @@ the adapter (and ``merged/`` with ``merge_adapter: true``), the processor, ``rec
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -119,6 +120,8 @@ def main(argv: list[str]) -> int:
         callbacks=callbacks,
     )
 
+    # ifpo's own keys (LoRA, pairs, media budgets, eval hook) beside TrainingArguments in every tracker's config.
+    cb.RecipeConfigCallback(dataclasses.asdict(cfg)).attach(trainer)
     if cfg.eval_hook is not None:
         from ifpo.eval_hooks.callback import IfpoEvalCallback
 

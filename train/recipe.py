@@ -52,7 +52,25 @@ RENAMED_TRL_KEYS = {
     "gradient_checkpointing": "activation_checkpointing",
     "gradient_checkpointing_kwargs": "activation_checkpointing_kwargs",
 }
-TRACKERS = {"wandb": "wandb", "tensorboard": "tensorboard", "trackio": "trackio"}
+# report_to names transformers knows (its INTEGRATION_TO_CALLBACK) -> (availability check in
+# transformers.integrations, what to pip install). The names come from transformers; the package
+# hints are ifpo's, for a one-line message instead of an ImportError deep inside Trainer setup.
+TRACKER_PACKAGES: dict[str, tuple[str, str]] = {
+    "azure_ml": ("is_azureml_available", "azureml-core"),
+    "clearml": ("is_clearml_available", "clearml"),
+    "codecarbon": ("is_codecarbon_available", "codecarbon"),
+    "comet_ml": ("is_comet_available", "comet_ml"),
+    "dagshub": ("is_dagshub_available", "dagshub mlflow"),
+    "dvclive": ("is_dvclive_available", "dvclive"),
+    "flyte": ("is_flytekit_available", "flytekit flytekitplugins-deck-standard"),
+    "kubeflow": ("is_kubeflow_available", "kubeflow"),
+    "mlflow": ("is_mlflow_available", "mlflow"),
+    "neptune": ("is_neptune_available", "neptune"),
+    "swanlab": ("is_swanlab_available", "swanlab"),
+    "tensorboard": ("is_tensorboard_available", "tensorboard"),
+    "trackio": ("is_trackio_available", "trackio"),
+    "wandb": ("is_wandb_available", "wandb"),
+}
 
 
 class RecipeError(ValueError):
@@ -402,16 +420,23 @@ def recipe_help() -> str:
 
 
 def _check_trackers(report_to: Any) -> None:
-    names = [report_to] if isinstance(report_to, str) else list(report_to or [])
-    import importlib.util
+    """Every tracker transformers supports is accepted; a missing package is one line naming what to install."""
+    from transformers.integrations import integration_utils
 
+    names = [report_to] if isinstance(report_to, str) else list(report_to or [])
+    supported = sorted(integration_utils.INTEGRATION_TO_CALLBACK)
     for name in names:
         if name in ("none", "all"):
             continue
-        if name not in TRACKERS:
-            raise RecipeError(f"report_to: {name!r} is not supported; use one of {sorted(TRACKERS)} or none")
-        if importlib.util.find_spec(TRACKERS[name]) is None:
-            raise RecipeError(f"report_to: {name} needs the {TRACKERS[name]!r} package (pip install {TRACKERS[name]})")
+        if name not in supported:
+            match = difflib.get_close_matches(name, supported, n=1, cutoff=0.5)
+            hint = f"; did you mean {match[0]!r}?" if match else ""
+            raise RecipeError(f"report_to: {name!r} is not a tracker transformers supports{hint} "
+                              f"(supported: {', '.join(supported)}, none, all)")
+        check, package = TRACKER_PACKAGES.get(name, (None, name))
+        available = getattr(integration_utils, check, None) if check else None
+        if available is not None and not available():
+            raise RecipeError(f"report_to: {name} needs its package: pip install {package}")
 
 
 def read_recipe_values(

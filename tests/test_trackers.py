@@ -1,0 +1,240 @@
+"""Trackers keep every curve: training logs and eval-hook metrics at their own steps in tensorboard and wandb.
+
+The slow test runs ``train/dpo.py recipes/tiny.yaml`` with ``logging_steps: 5`` (the recipe's) and
+the eval hook every 10 steps, reporting to tensorboard and wandb (offline), then reads both trackers'
+own files: tensorboard's event files (its EventAccumulator) and wandb's ``run-*.wandb`` record log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ifpo.train.callbacks import RecipeConfigCallback, flatten_config
+from ifpo.train.recipe import RecipeError, _check_trackers
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "WANDB_MODE": "offline",
+    "WANDB_SILENT": "true",
+    "PYTHONPATH": str(REPO),
+}
+
+
+# --- report_to --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "report_to, error",
+    [
+        ("none", None),
+        ("all", None),
+        ("wandb", None),
+        (["tensorboard", "wandb"], None),
+        ("comet", "did you mean 'comet_ml'"),
+        ("tensorbord", "did you mean 'tensorboard'"),
+        ("nothing_like_it", "supported: azure_ml"),
+    ],
+)
+def test_report_to_names_are_transformers_trackers(report_to, error):
+    if error is None:
+        _check_trackers(report_to)
+    else:
+        with pytest.raises(RecipeError, match=error):
+            _check_trackers(report_to)
+
+
+@pytest.mark.parametrize("name, package", [("mlflow", "mlflow"), ("comet_ml", "comet_ml"), ("trackio", "trackio"),
+                                           ("swanlab", "swanlab"), ("clearml", "clearml")])
+def test_a_supported_tracker_without_its_package_is_one_line(name, package, monkeypatch):
+    from ifpo.train import recipe
+    from transformers.integrations import integration_utils
+
+    check = recipe.TRACKER_PACKAGES[name][0]
+    monkeypatch.setattr(integration_utils, check, lambda: False)
+    with pytest.raises(RecipeError, match=rf"^report_to: {name} needs its package: pip install {package}"):
+        _check_trackers([name])
+    monkeypatch.setattr(integration_utils, check, lambda: True)
+    _check_trackers([name])
+
+
+def test_every_transformers_tracker_has_a_package_hint():
+    from ifpo.train.recipe import TRACKER_PACKAGES
+    from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+
+    assert set(INTEGRATION_TO_CALLBACK) == set(TRACKER_PACKAGES)
+
+
+# --- recipe config --------------------------------------------------------------------------------
+
+
+def test_flatten_config_nests_with_dots():
+    flat = flatten_config({"lora_r": 16, "eval_hook": {"every_steps": 10, "generation": {"temperature": 0.1}},
+                           "loss_type": ["sigmoid"]}, "ifpo.")
+    assert flat == {"ifpo.lora_r": 16, "ifpo.eval_hook.every_steps": 10, "ifpo.eval_hook.generation.temperature": 0.1,
+                    "ifpo.loss_type": ["sigmoid"]}
+
+
+class _Recorder:
+    def __init__(self):
+        self.calls: list[tuple[str, dict]] = []
+
+    def log_params(self, params):
+        self.calls.append(("log_params", dict(params)))
+
+    def log_parameters(self, params):
+        self.calls.append(("log_parameters", dict(params)))
+
+
+def _bare(cls, **attrs):
+    obj = cls.__new__(cls)
+    for k, v in attrs.items():
+        setattr(obj, k, v)
+    return obj
+
+
+def test_recipe_reaches_mlflow_in_bounded_batches_and_comet():
+    from transformers.integrations import CometCallback, MLflowCallback
+
+    mlflow, comet = _Recorder(), _Recorder()
+    config = {f"k{i}": i for i in range(130)} | {"long": "x" * 300}
+    callbacks = [_bare(MLflowCallback, _ml_flow=mlflow, _auto_end_run=False, _MAX_PARAM_VAL_LENGTH=250, _MAX_PARAMS_TAGS_PER_BATCH=100),
+                 _bare(CometCallback, _experiment=comet)]
+
+    class Handler:
+        pass
+
+    trainer = Handler()
+    trainer.callback_handler = Handler()
+    trainer.callback_handler.callbacks = callbacks
+    callback = RecipeConfigCallback(config)
+    callback.trainer = trainer
+
+    class State:
+        is_world_process_zero = True
+
+    callback.on_train_begin(None, State(), None)
+    assert callback.delivered == ["MLflowCallback", "CometCallback"]
+    sizes = [len(p) for _, p in mlflow.calls]
+    assert sizes == [100, 30]  # the 300-character value is over MLflow's limit and left out
+    assert mlflow.calls[0][1]["ifpo.k0"] == "0"
+    assert comet.calls == [("log_parameters", {f"ifpo.{k}": v for k, v in config.items()})]
+
+
+# --- a real run: both trackers' files --------------------------------------------------------
+
+
+def read_wandb_records(path: Path) -> list:
+    """The protobuf records of a wandb ``run-*.wandb`` file (LevelDB log layout: 32 KiB blocks of chunks)."""
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    data = path.read_bytes()
+    assert data[:4] == b":W&B", path
+    block, pos, pending, records = 32768, 7, b"", []
+    while pos + 7 <= len(data):
+        left = block - pos % block
+        if left < 7:  # a block's tail too short for a chunk header is padding
+            pos += left
+            continue
+        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        if kind == 0:
+            pos += left
+            continue
+        chunk = data[pos + 7:pos + 7 + length]
+        pos += 7 + length
+        if kind == 1:  # full
+            records.append(chunk)
+        elif kind == 2:  # first
+            pending = chunk
+        elif kind == 3:  # middle
+            pending += chunk
+        elif kind == 4:  # last
+            records.append(pending + chunk)
+            pending = b""
+    parsed = []
+    for raw in records:
+        record = pb.Record()
+        record.ParseFromString(raw)
+        parsed.append(record)
+    return parsed
+
+
+def wandb_history(records) -> list[dict]:
+    rows = []
+    for r in records:
+        if r.WhichOneof("record_type") == "history":
+            rows.append({(i.key or "/".join(i.nested_key)): json.loads(i.value_json) for i in r.history.item})
+    return rows
+
+
+def wandb_config(records) -> dict:
+    config = {}
+    for r in records:
+        if r.WhichOneof("record_type") == "config":
+            for u in r.config.update:
+                config[u.key or "/".join(u.nested_key)] = json.loads(u.value_json)
+    return config
+
+
+@pytest.fixture(scope="module")
+def tracked_run(tmp_path_factory):
+    work = tmp_path_factory.mktemp("tracked")
+    out = work / "out"
+    hook = {"items": str(REPO / "sample" / "items.jsonl"), "max_items": 2, "every_steps": 10,
+            "generation": {"max_new_tokens": 4, "temperature": 0}}
+    done = subprocess.run(
+        [sys.executable, str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"), "--output_dir", str(out),
+         "--max_steps", "20", "--logging_steps", "5", "--eval_pairs", "null", "--report_to", "tensorboard,wandb",
+         "--eval_hook", json.dumps(hook)],
+        cwd=work, env={**ENV, "WANDB_DIR": str(work)}, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return work, out, done
+
+
+@pytest.mark.slow
+def test_train_and_eval_curves_reach_tensorboard_at_their_steps(tracked_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    _, out, _ = tracked_run
+    accs = [EventAccumulator(str(p.parent)).Reload() for p in out.rglob("events.out.tfevents.*")]
+
+    def steps(tag):
+        return sorted(e.step for a in accs if tag in a.Tags()["scalars"] for e in a.Scalars(tag))
+
+    assert steps("train/loss") == [5, 10, 15, 20]  # the eval hook at 10 and 20 cancels no training log
+    assert steps("eval/ifpo/ipr") == [0, 10, 20]
+    assert any("eval/ifpo/responses/text_summary" in a.Tags()["tensors"] for a in accs)
+    assert any("ifpo/recipe/text_summary" in a.Tags()["tensors"] for a in accs)
+
+
+@pytest.mark.slow
+def test_train_and_eval_curves_tables_and_recipe_reach_wandb(tracked_run):
+    work, _, _ = tracked_run
+    (run_file,) = work.glob("wandb/offline-run-*/run-*.wandb")
+    records = read_wandb_records(run_file)
+    history = wandb_history(records)
+
+    def steps(key):
+        return sorted(row["train/global_step"] for row in history if key in row)
+
+    assert steps("train/loss") == [5, 10, 15, 20]
+    assert steps("eval/ifpo/ipr") == [0, 10, 20]
+    tables = [row for row in history if row.get("eval/ifpo/responses/_type") == "table-file"]
+    assert [row["train/global_step"] for row in tables] == [0, 10, 20]
+    assert all(row["eval/ifpo/responses/nrows"] == 2 and row["eval/ifpo/responses/ncols"] == 7 for row in tables)
+    table_files = list(work.glob("wandb/offline-run-*/files/media/table/eval/ifpo/responses_*.table.json"))
+    content = json.loads(table_files[0].read_text())
+    assert content["columns"] == ["step", "item", "response", "passed", "failed", "unjudged", "all_passed"]
+    config = wandb_config(records)
+    assert config["ifpo.lora_r"] == 16 and config["ifpo.eval_hook.every_steps"] == 10
+    assert config["ifpo.image_max_pixels"] == 16384 and config["learning_rate"] == 5e-3
