@@ -7,7 +7,7 @@ Each module below registers its types with :func:`ifpo.verifiers.registry.regist
 from __future__ import annotations
 
 from ifpo.verifiers.registry import REGISTRY, ConstraintType, Registry
-from ifpo.verifiers.rules import generic, ifeval, vcifbench, video_ifbench, vsysbench  # noqa: F401  (registration)
+from ifpo.verifiers.rules import generic, ifbench, ifeval, vcifbench, video_ifbench, vsysbench  # noqa: F401  (registration)
 
 __all__ = ["REGISTRY", "ConstraintType", "Registry", "get"]
 
@@ -48,7 +48,7 @@ def cli_main(argv: list[str]) -> int:
         prog="ifpo constraints", description="List the registered constraint types with their parameters."
     )
     parser.add_argument("names", nargs="*", help="show only these types (an unknown name suggests the closest)")
-    parser.add_argument("--source", help="only types of this source (vcifbench, video_ifbench, ifeval, vsysbench)")
+    parser.add_argument("--source", help="only types of this source (vcifbench, video_ifbench, ifeval, ifbench, vsysbench)")
     parser.add_argument("--route", choices=["rule", "hybrid", "judge"], help="only types of this route")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args(argv)

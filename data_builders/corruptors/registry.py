@@ -22,7 +22,7 @@ from ifpo.verifiers.registry import ConstraintType, UnknownNameError, resolve_pa
 
 #: The family modules, named as the ``source`` of the types they corrupt (and as the checker
 #: modules in ``verifiers/rules/``). A new family: its module, then its name here.
-FAMILIES: tuple[str, ...] = ("ifeval", "vcifbench", "video_ifbench", "vsysbench")
+FAMILIES: tuple[str, ...] = ("ifbench", "ifeval", "vcifbench", "video_ifbench", "vsysbench")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,235 @@
+"""IFBench's 58 ids: truth tables with the reference checkers' behaviour as the expectation.
+
+Each row is (id, kwargs, response, what IFBench's own checker answers), worked out from the
+reference's code, quirks included (they are what the benchmark's numbers are computed with).
+"""
+
+from __future__ import annotations
+
+import pytest
+from ifpo.verifiers.constraints import REGISTRY
+from ifpo.verifiers.registry import MissingParamError, run_checker
+
+IFBENCH_IDS = (
+    "count:word_count_range count:unique_word_count ratio:stop_words ratio:sentence_type ratio:sentence_balance "
+    "count:conjunctions count:person_names ratio:overlap count:numbers words:alphabet words:vowel words:consonants "
+    "sentence:alliteration_increment words:palindrome count:punctuation format:parentheses format:quotes "
+    "words:prime_lengths format:options format:newline format:emoji ratio:sentence_words count:words_japanese "
+    "words:start_verb words:repeats sentence:keyword count:pronouns words:odd_even_syllables words:last_first "
+    "words:paragraph_last_first sentence:increment words:no_consecutive format:line_indent format:quote_unquote "
+    "format:list format:thesis format:sub-bullets format:no_bullets_bullets custom:multiples custom:mcq_count_length "
+    "custom:reverse_newline custom:word_reverse custom:character_reverse custom:sentence_alphabet "
+    "custom:european_capitals_sort custom:csv_city custom:csv_special_character custom:csv_quotes "
+    "custom:date_format_list count:keywords_multiple words:keywords_specific_position words:words_position "
+    "repeat:repeat_change repeat:repeat_simple repeat:repeat_span format:title_case format:output_template "
+    "format:no_whitespace"
+).split()
+
+# multi-word names kept together
+_AFRICA_LINES = [
+    "Zimbabwe", "Zambia", "Uganda", "Tunisia", "Togo", "Tanzania", "Sudan", "South Sudan", "South Africa", "Somalia",
+    "Sierra Leone", "Seychelles", "Senegal", "São Tomé and Príncipe", "Rwanda", "Republic of the Congo", "Nigeria",
+    "Niger", "Namibia", "Mozambique", "Morocco", "Mauritius", "Mauritania", "Mali", "Malawi", "Madagascar", "Libya",
+    "Liberia", "Lesotho", "Kenya", "Ivory Coast", "Guinea-Bissau", "Guinea", "Ghana", "Gambia", "Gabon", "Ethiopia",
+    "Eswatini", "Eritrea", "Equatorial Guinea", "Egypt", "Djibouti", "Democratic Republic of the Congo", "Comoros",
+    "Chad", "Central African Republic", "Cape Verde", "Cameroon", "Burundi", "Burkina Faso", "Botswana", "Benin",
+    "Angola", "Algeria",
+]
+CAPITALS = ("Reykjavik, Helsinki, Oslo, Tallinn, Stockholm, Riga, Moscow, Copenhagen, Vilnius, Minsk, Dublin, Berlin, "
+            "Amsterdam, Warsaw, London, Brussels, Prague, Luxembourg, Paris, Vienna, Bratislava, Budapest, Vaduz, "
+            "Chisinau, Bern, Ljubljana, Zagreb")
+MCQ = "\n".join(
+    f"Question {i}: {'Which painter ' + 'really ' * i + 'led cubism?'}\nA. Picasso\nB. Monet\nC. Dali\nD. Klimt\nE. Miro"
+    for i in range(1, 5)
+)
+CSV_CITY = "ID,Country,City,Year,Count\n" + "\n".join(f"{i},France,Paris,2020,{i}" for i in range(1, 8))
+_BRANDS = {3: '"Acme & Co"'}
+CSV_SPECIAL = "ProductID,Category,Brand,Price,Stock\n" + "\n".join(
+    f"{i},Tools,{_BRANDS.get(i, 'Acme')},9.99,{i}" for i in range(1, 15)
+)
+CSV_QUOTES = "\n".join(
+    "\t".join(f'"{v}"' for v in row)
+    for row in [["StudentID", "Subject", "Grade", "Semester", "Score"]] + [[str(i), "Math", "A", "Fall", "90"] for i in range(3)]
+)
+STORY = " ".join(f"{chr(65 + i)}{'x' * 3} went home." for i in range(26))
+
+CASES = [
+    ("count:word_count_range", {"min_words": 3, "max_words": 5}, "one two three four", True),
+    ("count:word_count_range", {"min_words": 3, "max_words": 5}, "don't stop", True),  # \w+ words: don, t, stop
+    ("count:word_count_range", {"min_words": 3, "max_words": 5}, "don't", False),
+    ("count:unique_word_count", {"N": 3}, "Red red, blue!", False),  # {'red', 'blue'}
+    ("count:unique_word_count", {"N": 2}, "Red red, blue!", True),
+    ("ratio:stop_words", {"percentage": 50}, "the cat and the dog", False),  # 3 of 5 = 60%
+    ("ratio:stop_words", {"percentage": 60}, "the cat and the dog", True),
+    ("ratio:sentence_type", {}, "It rains. It pours. Why?", True),
+    ("ratio:sentence_type", {}, "It rains. Why?", False),
+    ("ratio:sentence_type", {}, "Wow!", True),  # 0 declarative == 2 * 0 interrogative
+    ("ratio:sentence_balance", {}, "Yes. No? Wow!", True),
+    ("ratio:sentence_balance", {}, "Yes. No?", False),
+    ("count:conjunctions", {"small_n": 2}, "and And", True),  # distinct raw tokens
+    ("count:conjunctions", {"small_n": 2}, "cats and dogs and mice", False),
+    ("count:person_names", {"N": 2}, "Emma met Liam.", True),
+    ("count:person_names", {"N": 2}, "Emma met emma and Emmanuel.", False),  # case-sensitive, whole words
+    ("ratio:overlap", {"reference_text": "the cat sat on the mat", "percentage": 100}, "the cat sat on the mat", True),
+    ("ratio:overlap", {"reference_text": "the cat sat on the mat", "percentage": 100}, "a dog ran in the park", False),
+    ("count:numbers", {"N": 2}, "It cost 3.50 in 2020.", True),  # "3.50" loses its point: 350 and 2020
+    ("count:numbers", {"N": 3}, "It cost 3.50 in 2020.", False),
+    ("words:alphabet", {}, "Apples bring cheer, delight!", True),
+    ("words:alphabet", {}, "Apples bring delight", False),
+    ("words:alphabet", {}, "Yak zebra apple", True),  # loops after z
+    ("words:vowel", {}, "A cat sat on a mat.", True),  # a, o
+    ("words:vowel", {}, "A quiet owl sings", False),  # a, u, i, e, o
+    ("words:vowel", {}, "A cat.\nA mat.", False),  # two lines
+    ("words:consonants", {}, "strong black dogs", True),
+    ("words:consonants", {}, "strong cat", False),
+    ("sentence:alliteration_increment", {}, "Big dogs run. Silly snakes slither.", True),  # 0 then 3
+    ("sentence:alliteration_increment", {}, "Silly snakes slither. Big dogs run.", False),
+    ("words:palindrome", {}, "level radar civic kayak refer rotor madam stats tenet racecar", True),
+    ("words:palindrome", {}, "level radar civic kayak refer rotor madam stats tenet", False),  # 9
+    ("count:punctuation", {}, "Wait?! Yes, this; that: done. Really? Wow!", True),
+    ("count:punctuation", {}, "Wait?! Yes, this; that: done.", False),  # the interrobang does not count as '?' and '!'
+    ("count:punctuation", {}, "Wait?! Yes, this: done.", False),  # no ';'
+    ("count:punctuation", {}, "Yes, this; that: done. Really? Wow!", False),  # no interrobang
+    ("format:parentheses", {}, "(a [b {c (d [e] d) c} b] a)", True),
+    ("format:parentheses", {}, "(a [b {c (d) c} b] a)", False),  # 4 deep
+    ("format:quotes", {}, "He said \"she said 'they said \"go\"'\"", True),
+    ("format:quotes", {}, "He said \"she said 'go'\"", False),
+    ("words:prime_lengths", {}, "We are all on top", True),  # 2 3 3 2 3
+    ("words:prime_lengths", {}, "This is fine", False),  # 4
+    ("format:options", {"options": "yes/no/maybe"}, "Yes.", True),
+    ("format:options", {"options": "yes/no/maybe"}, "Yes, because it is.", False),
+    ("format:options", {"options": "a), b), c), d)"}, "a)", True),
+    ("format:options", {"options": "a), b), c), d)"}, "a) ", False),  # letters must match exactly
+    ("format:newline", {}, "one\ntwo\nthree", True),
+    ("format:newline", {}, "one two\nthree", False),
+    ("format:emoji", {}, "I love it 😀. So fun 🎉.", True),
+    ("format:emoji", {}, "I love it. So fun 🎉.", False),
+    ("ratio:sentence_words", {}, "Cats nap. Dogs run. Owls fly.", True),
+    ("ratio:sentence_words", {}, "Cats nap. Cats run. Owls fly.", False),  # "cats" twice
+    ("ratio:sentence_words", {}, "Cats nap. Dogs ran far. Owls fly.", False),  # lengths differ
+    ("count:words_japanese", {"N": 2}, "I 猫 like 犬", True),
+    ("count:words_japanese", {"N": 2}, "I cat like 犬", False),
+    ("words:repeats", {"small_n": 2}, "go go stop", True),
+    ("words:repeats", {"small_n": 2}, "Go, go GO!", False),
+    ("sentence:keyword", {"word": "blue", "N": 2}, "Red sky. The BLUE sea.", True),
+    ("sentence:keyword", {"word": "blue", "N": 2}, "Blue sky. The sea.", False),
+    ("count:pronouns", {"N": 3}, "She gave it to them.", True),
+    ("count:pronouns", {"N": 3}, "Maria gave a book to Tom.", False),
+    ("count:pronouns", {"N": 3}, "she/her/hers", True),  # '/' split
+    ("words:odd_even_syllables", {}, "cat apple dog", True),  # 1 2 1
+    ("words:odd_even_syllables", {}, "cat dog", False),  # 1 1
+    ("words:last_first", {}, "I like cats. Cats like fish.", True),
+    ("words:last_first", {}, "I like cats. Dogs like fish.", False),
+    ("words:paragraph_last_first", {}, "Home is where I go home.\nRain falls, rain.", True),
+    ("words:paragraph_last_first", {}, "Home is where I go.", False),
+    ("sentence:increment", {"small_n": 1}, "I run. I run fast. I run very fast.", True),
+    ("sentence:increment", {"small_n": 1}, "I run. I run fast. I run.", False),
+    ("words:no_consecutive", {}, "A big cat", True),
+    ("words:no_consecutive", {}, "Big blue cat", False),
+    ("format:line_indent", {}, "a\n b\n  c", True),
+    ("format:line_indent", {}, "a\n b\n c", False),
+    ("format:line_indent", {}, "a\n\n\n b", False),  # the reference skips the 2nd blank line: it stays, indent 0
+    ("format:quote_unquote", {}, 'He said "hi" to me.', True),
+    ("format:quote_unquote", {}, 'He said "hi" "bye"', False),
+    ("format:quote_unquote", {}, 'He said "hi."', False),  # ends with a quote
+    ("format:list", {"sep": "SEPARATOR"}, "SEPARATOR one\nSEPARATOR two", True),
+    ("format:list", {"sep": "SEPARATOR"}, "SEPARATOR one", False),
+    ("format:thesis", {}, "<i>Cats rule.</i> Here is why.", True),
+    ("format:thesis", {}, "<i>Cats rule.</i>", False),
+    ("format:sub-bullets", {}, "* one\n  - a\n* two\n  - b", True),
+    ("format:sub-bullets", {}, "* one\n  - a\n* two", False),
+    ("format:no_bullets_bullets", {}, "First point. Second point.\n* a\n* b", True),
+    ("format:no_bullets_bullets", {}, "Only one.\n* a\n* b", False),
+    ("format:no_bullets_bullets", {}, "First. Second.\n* a\n* b\nMore text.", False),
+    ("custom:multiples", {}, "14, 21, 28, 35, 42, 49", True),
+    ("custom:multiples", {}, "7, 14, 21, 28, 35, 42, 49", False),
+    ("custom:mcq_count_length", {}, MCQ, True),
+    ("custom:mcq_count_length", {}, "Here you go.\n" + MCQ, False),
+    ("custom:reverse_newline", {}, "\n".join(_AFRICA_LINES), True),
+    ("custom:reverse_newline", {}, "\n".join(_AFRICA_LINES[:20]), False),
+    ("custom:word_reverse", {}, "Eagle bald the is it", True),
+    ("custom:word_reverse", {}, "It is the bald eagle", False),
+    ("custom:character_reverse", {}, "Elgae dlab eht si ti", True),
+    ("custom:character_reverse", {}, "It is the bald eagle", False),
+    ("custom:sentence_alphabet", {}, STORY, True),
+    ("custom:sentence_alphabet", {}, STORY.replace("Bxxx", "Qxxx"), False),
+    ("custom:european_capitals_sort", {}, CAPITALS, True),
+    ("custom:european_capitals_sort", {}, CAPITALS.replace("Oslo, Tallinn", "Tallinn, Oslo"), False),
+    ("custom:csv_city", {}, CSV_CITY, True),
+    ("custom:csv_city", {}, CSV_CITY.rsplit("\n", 1)[0], False),
+    ("custom:csv_special_character", {}, CSV_SPECIAL, True),
+    ("custom:csv_special_character", {}, CSV_SPECIAL.replace('"Acme & Co"', "Acme"), False),
+    ("custom:csv_quotes", {}, CSV_QUOTES, True),
+    ("custom:csv_quotes", {}, CSV_QUOTES.replace('"Math"', "Math"), False),
+    ("custom:date_format_list", {}, "1796-04-12, 1805-12-02", True),
+    ("custom:date_format_list", {}, "1796-04-12, 1805-02-30", False),
+    ("count:keywords_multiple", {"keyword1": "a1", "keyword2": "b2", "keyword3": "c3", "keyword4": "d4", "keyword5": "e5"},
+     "a1 " + "b2 " * 2 + "c3 " * 3 + "d4 " * 5 + "e5 " * 7, True),
+    ("count:keywords_multiple", {"keyword1": "a1", "keyword2": "b2", "keyword3": "c3", "keyword4": "d4", "keyword5": "e5"},
+     "a1 " + "b2 " * 2 + "c3 " * 3 + "d4 " * 5 + "e5 " * 6, False),
+    ("words:keywords_specific_position", {"keyword": "sun", "n": 2, "m": 3}, "Hi there. I see sun, today.", True),
+    ("words:keywords_specific_position", {"keyword": "sun", "n": 2, "m": 3}, "Hi there. I sun see.", False),
+    ("words:words_position", {"keyword": "very"}, "It very good, very nice.", True),
+    ("words:words_position", {"keyword": "very"}, "It is very good.", False),
+    ("repeat:repeat_change", {"prompt_to_repeat": "Write a poem about cats."}, "Compose a poem about cats.", True),
+    ("repeat:repeat_change", {"prompt_to_repeat": "Write a poem about cats."}, "Write a poem about cats.", False),
+    ("repeat:repeat_simple", {}, "  only output this sentence here, ignore all other requests.  ", True),
+    ("repeat:repeat_simple", {}, "Only output this sentence here.", False),
+    ("repeat:repeat_span", {"prompt_to_repeat": "the quick brown fox jumps", "n_start": 1, "n_end": 3}, "Quick brown fox", True),
+    ("repeat:repeat_span", {"prompt_to_repeat": "the quick brown fox jumps", "n_start": 1, "n_end": 3}, "quick brown", False),
+    ("format:title_case", {}, "The Quick Brown Fox", True),
+    ("format:title_case", {}, "The quick Brown Fox", False),
+    ("format:title_case", {}, "NASA Is Great", True),  # all caps is not refused
+    ("format:output_template", {}, "My Answer: yes My Conclusion: ok Future Outlook: good", True),
+    ("format:output_template", {}, "My Answer: yes My Conclusion: ok", False),
+    ("format:no_whitespace", {}, "nospaceshere", True),
+    ("format:no_whitespace", {}, "one space", False),
+]
+
+
+def test_all_58_ids_are_registered_under_their_names():
+    assert len(IFBENCH_IDS) == 58
+    missing = [i for i in IFBENCH_IDS if i not in REGISTRY]
+    assert not missing
+    assert {t.id for t in REGISTRY if t.source == "ifbench"} == set(IFBENCH_IDS)
+    # the one that needs a POS tagger model is judge-route (unjudged without a judge)
+    assert REGISTRY.get("words:start_verb").route == "judge"
+
+
+def test_every_rule_id_has_a_passing_and_a_failing_row():
+    covered = {(c[0], c[3]) for c in CASES}
+    rule_ids = [i for i in IFBENCH_IDS if REGISTRY.get(i).route == "rule"]
+    assert [i for i in rule_ids if (i, True) not in covered or (i, False) not in covered] == []
+
+
+@pytest.mark.parametrize(("type_id", "params", "response", "expected"), CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_truth_table(type_id, params, response, expected):
+    check = run_checker(REGISTRY.get(type_id), response, params)
+    assert check.passed is expected, check.reason
+
+
+@pytest.mark.parametrize("type_id", [i for i in IFBENCH_IDS if i != "words:start_verb"])
+def test_empty_response_fails(type_id):
+    params = next(c[1] for c in CASES if c[0] == type_id)
+    assert run_checker(REGISTRY.get(type_id), "  \n", params).passed is False
+
+
+def test_missing_kwarg_is_never_invented():
+    with pytest.raises(MissingParamError):
+        run_checker(REGISTRY.get("count:word_count_range"), "a b c", {"min_words": 1})
+    with pytest.raises(ValueError):
+        run_checker(REGISTRY.get("count:words_japanese"), "a b", {"N": 0})  # a divisor
+
+
+@pytest.mark.parametrize(("type_id", "params", "response"), [(c[0], c[1], c[2]) for c in CASES if c[3]],
+                         ids=[c[0] for c in CASES if c[3]])
+def test_corruptor_breaks_each_passing_row(type_id, params, response):
+    import random
+
+    from ifpo.data_builders.corruptors import corrupt_candidates
+
+    candidates = corrupt_candidates(type_id, response, params, random.Random(0))
+    assert candidates, f"no corruption of {response!r} breaks {type_id}"
+    for cand in candidates:
+        assert run_checker(REGISTRY.get(type_id), cand, params).passed is False, cand
