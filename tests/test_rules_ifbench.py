@@ -233,3 +233,13 @@ def test_corruptor_breaks_each_passing_row(type_id, params, response):
     assert candidates, f"no corruption of {response!r} breaks {type_id}"
     for cand in candidates:
         assert run_checker(REGISTRY.get(type_id), cand, params).passed is False, cand
+
+
+def test_ifeval_import_accepts_ifbench_records(tmp_path):
+    from ifpo.verifiers.formats import ifeval_record_to_item
+
+    record = {"key": 7, "prompt": "p", "instruction_id_list": ["count:conjunctions", "punctuation:no_comma"],
+              "kwargs": [{"small_n": 2, "N": None}, {}]}
+    item = ifeval_record_to_item(record)
+    assert item["source"] == "ifbench" and item["tasks"] == []
+    assert [c["params"] for c in item["constraints"]] == [{"small_n": 2}, {}]

@@ -152,3 +152,38 @@ def test_vsysbench_block_for_system_message_items(tmp_path):
     # c: 1, 0, 1 -> CSR 2/3; p: 1, 0, 1 -> TA 2/3; JSR = (1 + 0 + 1)/3; sample "q": p {1, 0} std .5, "other": 0
     assert v["n"] == 3 and v["csr"] == pytest.approx(2 / 3) and v["ta"] == pytest.approx(2 / 3)
     assert v["jsr"] == pytest.approx(2 / 3) and v["ccs"] == pytest.approx(0.5)
+
+
+def test_files_shaped_like_the_official_ones_are_scored_as_shipped(tmp_path):
+    """Non-letter letters (keys 1122/1129 of IFEval's input_data.jsonl), HF-style null kwargs, an
+    unknown id, kwargs outside the spec, IFBench records, a response prompt with different
+    whitespace, a response matching no prompt, and an item without a response."""
+    items, responses = DATA / "ifeval_official_input.jsonl", DATA / "ifeval_official_responses.jsonl"
+    out = tmp_path / "report.json"
+    proc = score("--format", "ifeval", "--items", str(items), "--responses", str(responses), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    verdicts = {i["id"]: [v["passed"] for v in i["verdicts"]] for i in report["items"]}
+    assert verdicts == {
+        "1122": [True], "1129": [True, True], "1200": [False, False], "1300": [True, None], "1301": [None],
+        "2000": [True], "2001": [True, None], "2002": [True],
+    }
+    assert report["missing_responses"] == ["2003"] and report["n_missing"] == 1
+    assert f"{items}:4: item '1300' instruction_id_list[1]:" in proc.stderr
+    assert f"{items}:5: item '1301' kwargs[0]:" in proc.stderr
+    assert f"{responses}:9: prompt: matches no item's prompt" in proc.stderr
+    assert len(report["input_problems"]) == 3
+    unjudged = [v for i in report["items"] for v in i["verdicts"] if v["passed"] is None]
+    assert all(v["reason"].startswith("not judged:") for v in unjudged)
+    assert report["unjudged"]["task_gates"] == 0 and report["tcsr"] is not None
+    # Loose mode: the chatty first line of 1200 no longer counts.
+    proc = score("--mode", "loose", "--format", "ifeval", "--items", str(items), "--responses", str(responses),
+                 "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["mode"] == "loose"
+    assert [v["passed"] for i in report["items"] if i["id"] == "1200" for v in i["verdicts"]] == [True, True]
+    # --strict refuses the same files.
+    proc = score("--strict", "--format", "ifeval", "--items", str(items), "--responses", str(responses),
+                 "--out", str(tmp_path / "strict.json"))
+    assert proc.returncode == 1 and not (tmp_path / "strict.json").exists()
