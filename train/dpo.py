@@ -118,6 +118,8 @@ def main(argv: list[str]) -> int:
         processing_class=processor,
         peft_config=lora_config(cfg),
         callbacks=callbacks,
+        shared_prompt=cfg.shared_prompt,
+        media_guard=cfg.media_guard,
     )
 
     # ifpo's own keys (LoRA, pairs, media budgets, eval hook) beside TrainingArguments in every tracker's config.

@@ -169,6 +169,18 @@ class DPORecipe:
         metadata={"help": "where cached reference log-probs go (default: PAIRS_DIR/.ifpo_cache, or OUTPUT_DIR when that "
                   "is not writable)"},
     )
+    # shared-prompt forward and media guard (train/shared_prompt.py, verifiers/media_guard.py)
+    shared_prompt: bool = field(
+        default=True,
+        metadata={"help": "run each pair's prompt and media once per forward ([prompt | chosen | rejected] under a block "
+                  "attention mask; same log-probs); turned off automatically with flash attention. false: TRL's "
+                  "two rows per pair"},
+    )
+    media_guard: bool = field(
+        default=True,
+        metadata={"help": "refuse, naming the pair, a batch whose image/video placeholders and media tensors disagree "
+                  "or whose media vanished"},
+    )
     # resume
     eval_hook: dict | None = field(
         default=None,

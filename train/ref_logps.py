@@ -12,7 +12,10 @@ fingerprint of
 - the processor settings (media budgets, image/video processor config, chat template),
 
 so a change to any of them recomputes, and an unchanged rerun (or ``--resume``) reads the cache.
-Under a distributed launch each rank computes a slice and the results are gathered.
+Under a distributed launch each rank computes a slice and the results are gathered. The pass goes through
+``IfpoDPOTrainer.compute_ref_log_probs``: the same media guard and, when on, the same shared-prompt
+packing as a training step (one forward per pair; ``train/shared_prompt.py``). Shared and unshared give
+the same values to float precision, so the cache key does not depend on it.
 """
 
 from __future__ import annotations
@@ -100,9 +103,9 @@ def _compute(trainer, dataset, collator, batch_size: int) -> dict[str, tuple[flo
     trainer.model.eval()  # dropout is disabled by TRL anyway; eval() makes the pass deterministic regardless
     try:
         for batch in loader:
-            pair_ids = batch.pop("pair_ids")
-            batch.pop("pair_kinds", None)
+            pair_ids = list(batch["pair_ids"])
             batch = trainer._prepare_inputs(batch)
+            # IfpoDPOTrainer's override guards the media and packs each pair's prompt once, like a step.
             chosen, rejected = trainer.compute_ref_log_probs(model, batch)
             results.extend(zip(pair_ids, chosen.float().cpu().tolist(), rejected.float().cpu().tolist()))
     finally:
@@ -154,8 +157,6 @@ def on_the_fly_ref_logps(trainer, examples: list[dict[str, Any]], collator) -> t
     Returns a ``(n, 2)`` tensor of (chosen, rejected) sums, one batch, no cache.
     """
     batch = collator([dict(e) for e in examples])
-    batch.pop("pair_ids")
-    batch.pop("pair_kinds", None)
     batch.pop("ref_chosen_logps", None)
     batch.pop("ref_rejected_logps", None)
     batch = trainer._prepare_inputs(batch)

@@ -91,6 +91,25 @@ def clean_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return cleaned
 
 
+def check_placeholders(example: dict[str, Any]) -> None:
+    """The prompt's image/video parts must match the pair's media lists (media guard, before any processing).
+
+    Otherwise TRL or the processor fails later without naming the pair, or, for a video placeholder without
+    a video, the template writes a lone ``<|video_pad|>`` the model would read as text.
+    """
+    from ifpo.verifiers.media_guard import MediaMismatchError
+
+    parts = [p for m in example.get("prompt") or [] if isinstance(m.get("content"), list) for p in m["content"]]
+    for name, key in (("image", "images"), ("video", "videos")):
+        placeholders = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == name)
+        listed = len(example.get(key) or [])
+        if placeholders != listed:
+            raise MediaMismatchError(
+                f"pair {example.get('pair_id', '?')}: its prompt has {placeholders} {name} placeholder(s) but "
+                f"'{key}' lists {listed}; the {name} was dropped from the record or the prompt"
+            )
+
+
 def resolve_media(path: Any, media_root: str | None) -> Any:
     """An absolute path for a relative media path (or the object itself for decoded images)."""
     if not isinstance(path, str):
@@ -118,6 +137,8 @@ class DataCollatorForVideoPreference(DataCollatorForVisionPreference):
 
     budget: MediaBudget = field(default_factory=MediaBudget)
     media_root: str | None = None
+    # Set by IfpoDPOTrainer (media guard): also emit ``pair_media``, each pair's (n_images, n_videos) from its record.
+    media_counts: bool = False
 
     def __post_init__(self) -> None:
         if self.max_length is not None:
@@ -132,6 +153,7 @@ class DataCollatorForVideoPreference(DataCollatorForVisionPreference):
         metadata: list[Any] = []
         prepared = []
         for example in examples:
+            check_placeholders(example)
             images = [load_image(resolve_media(p, self.media_root), self.budget, factor) for p in example.get("images") or []]
             for path in example.get("videos") or []:
                 frames, meta = load_video(resolve_media(path, self.media_root), self.budget, factor)
@@ -151,6 +173,11 @@ class DataCollatorForVideoPreference(DataCollatorForVisionPreference):
 
         output["pair_ids"] = [str(example.get("pair_id", "")) for example in examples]
         output["pair_kinds"] = torch.tensor([kind_index(example.get("kind")) for example in examples], dtype=torch.long)
+        if self.media_counts:
+            output["pair_media"] = torch.tensor(
+                [[len(example.get("images") or []), len(example.get("videos") or [])] for example in examples],
+                dtype=torch.long,
+            )
         if all(example.get("ref_chosen_logps") is not None for example in examples):
             output["ref_chosen_logps"] = torch.tensor([float(e["ref_chosen_logps"]) for e in examples])
             output["ref_rejected_logps"] = torch.tensor([float(e["ref_rejected_logps"]) for e in examples])
