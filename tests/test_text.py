@@ -26,7 +26,10 @@ from ifpo.verifiers.text import (
     normalize_quotes,
     phrase_pattern,
     plural,
+    split_paragraphs,
+    split_sentences,
     squash_whitespace,
+    words,
 )
 
 # ------------------------------------------------------------------------------ phrase matching
@@ -349,3 +352,50 @@ def test_param_check_factories():
     assert nonempty_strings_check("tags", allow_none=True)({"tags": None}) is None
     assert nonblank_check("a", "b")({"a": "x", "b": "y"}) is None
     assert nonblank_check("a", "b")({"a": " ", "b": ""}) == "a must not be empty: give a non-empty string"
+
+
+# Scripts and boundaries (issue: Latin-in-CJK, Hangul, kana, full-width spaces, CRLF, zero-width).
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("它是cat和dog", ["cat", "dog"]),  # Latin glued to Han still counts
+        ("我用NASA数据", ["NASA"]),
+        ("안녕하세요 세계", ["안녕하세요", "세계"]),  # Hangul: words by spaces
+        ("カタカナとEnglish", ["English"]),  # kana are not words
+        ("full\u3000width", ["full", "width"]),  # U+3000 separates words
+        ("红色", []),
+    ],
+)
+def test_words_across_scripts(text, expected):
+    assert words(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a\r\n\r\nb", ["a", "b"]),  # CRLF blank line
+        ("a\r\rb", ["a", "b"]),
+        ("a\n\u3000\nb", ["a", "b"]),  # a line with only U+3000 is blank
+        ("a\n\u200b\nb", ["a", "b"]),  # zero-width only
+        ("a\nb", ["a\nb"]),
+    ],
+)
+def test_paragraph_boundaries(text, expected):
+    assert split_paragraphs(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("We met at 9 a.m. and left at noon. It rained.", 2),
+        ("The U.S. economy grew. Prices rose.", 2),
+        ("See Fig. 3 for details. It shows the trend.", 2),
+        ('He yelled "Stop!" and ran. Then he fell.', 2),
+        ("Wait... what happened? Nothing.", 2),
+        ("Pi is 3.14 today. Dr. J. R. Smith came.", 2),
+        ("它是猫。那是狗！", 2),
+        ("- item one\n- item two", 2),
+    ],
+)
+def test_general_sentence_splitter(text, n):
+    assert len(split_sentences(text)) == n, split_sentences(text)

@@ -37,8 +37,14 @@ _CJK_CLASS = "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in _CJK_RANGES)
 # ideograph next to a Latin word does not glue to it ("我用NASA数据" contains the word "NASA").
 _LATIN_WORD_CHAR = rf"[^\W{_CJK_CLASS}]"
 
-_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*|\d+(?:[.,]\d+)*", re.UNICODE)
-_PARA_SPLIT = re.compile(r"\n[ \t]*\n+")
+# Scripts written without spaces between words (Han, kana, CJK punctuation and full-width forms):
+# their characters never join a word. Hangul is written with spaces, so its runs are words.
+_UNSPACED_CLASS = "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in _CJK_RANGES if lo != 0xAC00)
+_LETTERS = rf"[^\W\d_{_UNSPACED_CLASS}]"
+_WORD = re.compile(rf"{_LETTERS}+(?:['’\-]{_LETTERS}+)*|\d+(?:[.,]\d+)*", re.UNICODE)
+# A blank line holds only whitespace (U+3000 included) or zero-width characters.
+_PARA_SPLIT = re.compile(r"\n(?:[^\S\n]|[\u200b\u200c\u200d\u2060\ufeff])*(?:\n(?:[^\S\n]|[\u200b\u200c\u200d\u2060\ufeff])*)+")
+_ZERO_WIDTH = str.maketrans("", "", "\u200b\u200c\u200d\u2060\ufeff")
 _BULLET = re.compile(r"^[ \t]*([-*+•·])[ \t]+(\S.*)$")
 _NUMBERED = re.compile(r"^[ \t]*(\d+)([.)])[ \t]+(\S.*)$")
 
@@ -227,12 +233,18 @@ def cjk_length(text: str) -> int:
 
 
 def words(text: str) -> list[str]:
-    """Latin-script words and numbers; CJK characters are skipped (they are not words).
+    """Words and numbers of space-separated scripts (Latin, Cyrillic, Greek, Hangul, ...).
+
+    Han and kana characters are not words (they are counted by :func:`cjk_length`) and never
+    glue to a Latin word next to them, so Latin words inside Chinese text still count; Hangul
+    words are separated by spaces, as Korean is written.
 
     >>> words("Don't stop: 3 red squares, 红色")
     ["Don't", 'stop', '3', 'red', 'squares']
+    >>> words("它是cat和dog"), words("안녕하세요 세계")
+    (['cat', 'dog'], ['안녕하세요', '세계'])
     """
-    return [w for w in _WORD.findall(normalize_quotes(text)) if not any(is_cjk(c) for c in w)]
+    return _WORD.findall(normalize_quotes(text))
 
 
 def count_words(text: str) -> int:
@@ -240,8 +252,16 @@ def count_words(text: str) -> int:
 
 
 def split_paragraphs(text: str) -> list[str]:
-    """Paragraphs are separated by one or more blank lines; empty ones are dropped."""
-    return [p.strip() for p in _PARA_SPLIT.split(text.strip()) if p.strip()]
+    """Paragraphs are separated by one or more blank lines; empty ones are dropped.
+
+    Line ends may be CRLF or CR; a line holding only whitespace (U+3000 included) or zero-width
+    characters is blank.
+
+    >>> split_paragraphs("一\r\n\r\n二\n\u3000\n三")
+    ['一', '二', '三']
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return [p.strip() for p in _PARA_SPLIT.split(text.strip()) if p.translate(_ZERO_WIDTH).strip()]
 
 
 @lru_cache(maxsize=1)
@@ -421,7 +441,8 @@ def list_items(text: str) -> list[ListItem]:
 
 
 def nonblank_lines(text: str) -> list[str]:
-    return [ln for ln in text.splitlines() if ln.strip()]
+    """Lines (any line end) that hold more than whitespace and zero-width characters."""
+    return [ln for ln in text.splitlines() if ln.translate(_ZERO_WIDTH).strip()]
 
 
 def is_empty(text: str) -> bool:
