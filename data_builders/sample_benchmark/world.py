@@ -118,7 +118,7 @@ def _scene_sentences(scene: Mapping[str, Any], commas: bool) -> list[str]:
     if scene["kind"] == "image":
         parts = [f"a {o['shape']} {_WHERE[o['position']]}" for o in objs]
         if commas:
-            listed = ", ".join(parts[:-1]) + " and " + parts[-1]
+            listed = ", ".join(parts[:-1]) + ", and " + parts[-1]  # the serial comma: two shapes get one too
         else:
             listed = " and ".join(parts)
         return [f"The image shows {listed}."]
