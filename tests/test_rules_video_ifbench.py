@@ -371,7 +371,11 @@ ABC = ["A", "B", "C"]
         ("Apple", {"allowed_options": ABC, "allow_explanation": True}, False, "not one of"),
         ("The answer is B", {"allowed_options": ABC, "allow_explanation": True}, False, "not one of"),
         ("是", {"allowed_options": ["是", "否"]}, True, ""),
-        ("是的，他在跳。", {"allowed_options": ["是", "否"], "allow_explanation": True}, True, ""),
+        # The scorer: the option must be followed by the end or a non-word character; "的" is a
+        # word character, so "是的" does not start with the option "是" (it is another answer).
+        ("是的，他在跳。", {"allowed_options": ["是", "否"], "allow_explanation": True}, False, ""),
+        ("是，他在跳。", {"allowed_options": ["是", "否"], "allow_explanation": True}, True, "followed by an explanation"),
+        ("Yesterday", {"allowed_options": ["Yes", "No"], "allow_explanation": True}, False, ""),
         ("running fast", {"allowed_options": ["running", "running fast"]}, True, "'running fast'"),
     ],
 )
@@ -405,6 +409,13 @@ SIXTY_TWO = " ".join(["word"] * 62)
         ),
         ("红 色\n的车", {"min_count": 4, "max_count": 4, "unit": "chars"}, True, ""),
         ("one two", {"min_count": 2, "max_count": 2, "unit": "words"}, True, ""),
+        # the scorer's word count: Han separates words, Hangul/kana runs are words, digits too
+        ("它是cat和dog", {"min_count": 2, "max_count": 2}, True, "2 words"),
+        ("我用NASA数据", {"min_count": 1, "max_count": 1}, True, "1 word"),
+        ("안녕하세요 세계", {"min_count": 2, "max_count": 2}, True, "2 words"),
+        ("カタカナ と", {"min_count": 2, "max_count": 2}, True, "2 words"),
+        ("It costs 3.5 dollars", {"min_count": 4, "max_count": 4}, False, "5 words"),
+        ("full\u3000width", {"min_count": 2, "max_count": 2}, True, ""),
     ],
 )
 def test_response_length_constraint(response, params, passed, fragment):
@@ -425,6 +436,9 @@ def test_response_length_constraint(response, params, passed, fragment):
         ("A.\n\nB.\n\nC.", {"min_count": 1, "max_count": 2}, False, "3 paragraphs, expected 1-2"),
         ("```\nA.\n\nB.\n```", {"min_count": 2, "max_count": 2}, True, ""),
         ("第一段。\n\n第二段。", {"min_count": 2, "max_count": 2}, True, ""),
+        ("One.\r\n\r\nTwo.", {"min_count": 2, "max_count": 2}, True, ""),  # CRLF blank line
+        ("一。\n\u3000\n二。", {"min_count": 2, "max_count": 2}, True, ""),  # U+3000-only line is blank
+        ("One.\n\u200b\nTwo.", {"min_count": 1, "max_count": 1}, True, ""),  # zero-width is not blank (scorer)
     ],
 )
 def test_paragraph_count_constraint(response, params, passed, fragment):

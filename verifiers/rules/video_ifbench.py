@@ -4,8 +4,9 @@ Behaviour follows the released scorer (``video_ifbench/function_judges.py`` in
 github.com/Alexios-hub/Video-IFBench), reimplemented from its documented behaviour. Shared
 conventions (DESIGN.md, "Compatibility"): one surrounding code fence is stripped first; keywords
 match as whole words for Latin text and as substrings when the keyword contains CJK; words are
-counted by :func:`ifpo.verifiers.text.words` (CJK characters are not words) and ``zh_length`` counts
-every non-space character; paragraphs split on blank lines. An empty or whitespace-only response
+counted as the scorer counts them (Han characters separate words, so Latin words inside Chinese
+count; Hangul and kana runs are words) and ``zh_length`` counts every non-space character;
+paragraphs split on blank lines (CRLF, U+3000-only lines included). An empty or whitespace-only response
 fails every checker here.
 
 Route: hybrid. Video-IFBench's released annotations carry no parameters, only the checklist
@@ -46,18 +47,15 @@ from ifpo.verifiers.text import (
     bounds_text,
     cjk_length,
     count_phrase,
-    count_words,
     excerpt,
     find_phrase,
     in_bounds,
-    is_latin_word_char,
     json_type,
     list_items,
     listing,
     nonblank_lines,
     normalize_quotes,
     plural,
-    split_paragraphs,
     squash_whitespace,
     strip_code_fences,
     table_cells,
@@ -73,8 +71,35 @@ EMPTY = Check(False, "empty response")
 # --------------------------------------------------------------------------------------------
 
 
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
 def _target(response: str) -> str:
     return strip_code_fences(response)
+
+
+# Video-IFBench's word count: Han characters count as separators (kana and Hangul do not: their
+# runs are words, Hangul words being space-separated), curly apostrophes and dashes fold to ASCII,
+# and a word is a run of letters/digits joined by "-" or "'". So Latin words glued to Chinese
+# count ("它是cat和dog" has 2), "안녕하세요 세계" has 2, "3.5" is 2 and "don't" 1, as the scorer counts.
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_VIF_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+_VIF_FOLD = str.maketrans({"’": "'", "‘": "'", "‛": "'", "`": "'", "´": "'", "–": "-", "—": "-", "－": "-",
+                           "‐": "-", "‑": "-", "‒": "-"})
+
+
+def _count_words(text: str) -> int:
+    return len(_VIF_WORD.findall(_HAN.sub(" ", squash_whitespace(text).translate(_VIF_FOLD))))
+
+
+# Video-IFBench's paragraph split: a line break, any whitespace (line breaks, CR, U+3000 included),
+# a line break. A line holding only a zero-width character is not blank there, nor here.
+_VIF_PARAGRAPHS = re.compile(r"\n\s*\n")
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [part for part in _VIF_PARAGRAPHS.split(text.strip()) if part.strip()]
 
 
 def _fold(text: str, ignore_case: bool) -> str:
@@ -603,7 +628,9 @@ def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
         if head is None:
             continue
         rest = lead[head.end() :]
-        if rest and is_latin_word_char(rest[0]) and is_latin_word_char(opt[-1]):
+        # As the scorer: the option must be followed by the end or a non-word character, in any
+        # script ("是的" does not start with the option "是"; "是，因为…" does).
+        if rest and _is_word_char(rest[0]) and _is_word_char(opt[-1]):
             continue
         if not _undecorate(rest):
             return Check(True, f"answer {option!r} is an allowed option")
@@ -673,7 +700,7 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
     if not text:
         return EMPTY
     if params["unit"] in _WORD_UNITS:
-        n, unit = count_words(text), "word"
+        n, unit = _count_words(text), "word"
     else:
         n, unit = cjk_length(text), "character"
     lo, hi = params["min_count"], params["max_count"]
@@ -693,7 +720,7 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
     description="Write {min_count} to {max_count} paragraphs separated by blank lines.",
 )
 def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Check:
-    """Paragraphs are separated by blank lines (:func:`ifpo.verifiers.text.split_paragraphs`).
+    """Paragraphs are separated by blank lines (whitespace-only, CRLF and U+3000 included), as the scorer splits.
 
     >>> paragraph_count_constraint("One.\\n\\nTwo.", {"min_count": 2, "max_count": 2})
     Check(passed=True, reason='2 paragraphs, expected exactly 2')
@@ -701,7 +728,7 @@ def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
     text = _target(response)
     if not text:
         return EMPTY
-    n = len(split_paragraphs(text))
+    n = len(_paragraphs(text))
     lo, hi = params["min_count"], params["max_count"]
     return Check(in_bounds(n, lo, hi), f"{plural(n, 'paragraph')}, expected {bounds_text(lo, hi)}")
 
