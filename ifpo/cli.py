@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "judge-agreement": ("ifpo.verifiers.agreement:cli_main", "agreement of judge verdicts with human labels (kappa, AC1, PABAK)"),
     "import": ("ifpo.data_builders.importers:cli_main", "convert Video-IFBench / IFEval / VSysBench / VCIFBench files to items"),
     "build-pairs": ("ifpo.data_builders.build:cli_main", "build verified chosen/rejected pairs from items (resumable)"),
+    "export": ("ifpo.data_builders.export:cli_main", "export pairs to HF datasets (media inside), LLaMA-Factory or ms-swift"),
     "tiny-model": ("ifpo.train.tiny_model:cli_main", "write a tiny random Qwen3-VL (tokenizer, processor, model) offline"),
     "sample": ("ifpo.data_builders.sample_benchmark.cli:cli_main", "regenerate the bundled sample benchmark (media + items)"),
     "evaluate": ("ifpo.eval_hooks.evaluate:cli_main", "generate with a model, model + adapter or endpoint on items and score (resumable)"),

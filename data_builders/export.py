@@ -1,0 +1,484 @@
+"""``ifpo export``: verified pairs out to the tools researchers train with, media included.
+
+    ifpo export PAIRS_DIR --to hf --out DIR [--push-to-hub USER/NAME [--private]]
+    ifpo export PAIRS_DIR --to llamafactory --out DIR [--media copy|absolute] [--recipe RECIPE.yaml]
+    ifpo export PAIRS_DIR --to ms-swift --out DIR [--media copy|absolute] [--recipe RECIPE.yaml]
+
+``PAIRS_DIR`` is an ``ifpo build-pairs`` output (``pairs.jsonl`` + ``manifest.json``, whose
+``media_root`` the media paths are relative to). Every layout keeps ``meta`` as columns
+(``pair_id``, ``item_id``, ``kind``, ``source``, ``corrupted_constraint``, ``corrupted_type``, ``style``,
+``chosen_verdicts``/``rejected_verdicts`` as JSON text, and the whole ``meta`` as JSON text) and writes
+the media budget beside the data as each tool spells it (``media_budget.json``):
+
+- ``hf``: a ``datasets`` folder (``data/train-00000-of-00001.parquet`` + ``README.md`` card) with
+  ``images`` as ``List(Image())`` and ``videos`` as ``List(Video())`` whose bytes are *inside* the
+  parquet, so ``load_dataset(DIR)`` and ``push_to_hub`` carry the media. ``prompt``/``chosen``/
+  ``rejected`` stay in TRL's conversational format, so plain ``trl.DPOTrainer`` trains on image pairs
+  as loaded, and ifpo trains on it with ``pairs: hf:DIR``.
+- ``llamafactory``: ``train.json`` in LLaMA-Factory's sharegpt preference layout (``conversations``
+  ending in a human turn, ``chosen``/``rejected`` gpt messages, ``system`` column, ``images``/``videos``
+  with ``<image>``/``<video>`` markers in the text) and ``dataset_info.json`` (``formatting: sharegpt``,
+  ``ranking: true``); ``llamafactory_args.yaml`` holds ``dataset``, ``dataset_dir``, ``media_dir`` and the
+  media budget as LLaMA-Factory's own keys (``image_max_pixels``, ``video_fps``, ``video_maxlen``, ...).
+- ``ms-swift``: ``train.jsonl`` in ms-swift's standard layout (``messages`` with the system message
+  first and the chosen answer last, ``rejected_response``, ``images``/``videos``) and
+  ``swift_env.sh`` exporting the budget as the qwen-vl-utils variables ms-swift reads (``MAX_PIXELS``,
+  ``FPS``, ``FPS_MAX_FRAMES``, ...).
+
+``--media copy`` (default) copies each media file once into ``DIR/media/`` (paths relative to
+``DIR``: LLaMA-Factory's ``media_dir``; absolute for ms-swift, which resolves paths against the
+working directory); ``--media absolute`` points at the originals by absolute path.
+
+The budget comes from ``--recipe`` (a DPO/GRPO recipe: its media keys) or ifpo's defaults. Keys a
+tool cannot express (LLaMA-Factory has no total-pixel cap, minimum frame count or side cap) are listed
+under ``not_expressible`` so the difference is visible, not silent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("hf", "llamafactory", "ms-swift")
+META_COLUMNS = ("pair_id", "item_id", "kind", "source", "corrupted_constraint", "corrupted_type", "style")
+HF_DATA_FILE = "data/train-00000-of-00001.parquet"
+
+
+class ExportError(ValueError):
+    """Bad export input: one line naming the file, line and field."""
+
+
+# --- reading pairs -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Pair:
+    where: str  # file:line, for errors
+    prompt: list[dict[str, Any]]
+    chosen: list[dict[str, Any]]
+    rejected: list[dict[str, Any]]
+    images: list[Path]  # absolute, resolved inside media_root
+    videos: list[Path]
+    meta: dict[str, Any]
+    pair_id: str
+
+
+def read_pairs(pairs_dir: str | Path) -> list[Pair]:
+    """The pairs of a builder output folder with media resolved (confined to the manifest's media_root)."""
+    from ifpo.verifiers.io import FileError, iter_jsonl, read_json_file
+    from ifpo.verifiers.media import MediaError, confined_path
+
+    directory = Path(pairs_dir)
+    if not directory.is_dir():
+        raise ExportError(f"{directory}: not a pairs folder (an `ifpo build-pairs` output)")
+    jsonl = directory / "pairs.jsonl"
+    if not jsonl.is_file():
+        raise ExportError(f"{directory}: no pairs.jsonl")
+    manifest: Any = {}
+    if (directory / "manifest.json").is_file():
+        try:
+            manifest = read_json_file(directory / "manifest.json", "pairs manifest")
+        except FileError as exc:
+            raise ExportError(str(exc)) from None
+    root = manifest.get("media_root") if isinstance(manifest, dict) else None
+    media_root = None if root is None else (Path(root) if Path(root).is_absolute() else directory / root)
+    pairs: list[Pair] = []
+    seen: dict[str, int] = {}
+    try:
+        rows = list(iter_jsonl(jsonl))
+    except FileError as exc:
+        raise ExportError(str(exc)) from None
+    for line_no, row, error in rows:
+        where = f"{jsonl}:{line_no}"
+        if error is not None:
+            raise ExportError(f"{where}: {error}")
+        if not isinstance(row, dict):
+            raise ExportError(f"{where}: expected a JSON object per line, got {type(row).__name__}")
+        for key in ("prompt", "chosen", "rejected"):
+            if not isinstance(row.get(key), list) or not row[key] or not all(isinstance(m, dict) for m in row[key]):
+                raise ExportError(f"{where}: {key}: expected a non-empty list of messages")
+        if any(m.get("role") != "assistant" for m in row["chosen"] + row["rejected"]):
+            raise ExportError(f"{where}: chosen/rejected: expected assistant turns only")
+        if row["prompt"][-1].get("role") != "user":
+            raise ExportError(f"{where}: prompt: must end with a user turn")
+        media: dict[str, list[Path]] = {}
+        for key in ("images", "videos"):
+            value = row.get(key) or []
+            if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+                raise ExportError(f"{where}: {key}: expected a list of media paths")
+            if value and media_root is None:
+                raise ExportError(f"{where}: {key}: {directory / 'manifest.json'} gives no media_root to resolve them")
+            try:
+                media[key] = [Path(confined_path(media_root, p)) for p in value]
+            except MediaError as exc:
+                raise ExportError(f"{where}: {key}: {exc}") from None
+            missing = [str(p) for p in media[key] if not p.is_file()]
+            if missing:
+                raise ExportError(f"{where}: {key}: no such file {missing[0]}")
+        for kind, key in (("image", "images"), ("video", "videos")):
+            n = sum(1 for m in row["prompt"] if isinstance(m.get("content"), list)
+                    for part in m["content"] if isinstance(part, dict) and part.get("type") == kind)
+            if n != len(media[key]):
+                raise ExportError(f"{where}: the prompt has {n} {kind} placeholder(s) but '{key}' lists {len(media[key])}")
+        meta = row.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise ExportError(f"{where}: meta: expected an object, got {type(meta).__name__}")
+        # The same id rule as training (train/pairs.py): item/kind, numbered on repeats.
+        base = str(meta.get("pair_id") or f"{meta.get('item_id', len(pairs))}/{meta.get('kind', 'pair')}")
+        seen[base] = seen.get(base, 0) + 1
+        pair_id = base if seen[base] == 1 else f"{base}#{seen[base]}"
+        pairs.append(Pair(where, row["prompt"], row["chosen"], row["rejected"], media["images"], media["videos"],
+                          meta, pair_id))
+    if not pairs:
+        raise ExportError(f"{jsonl}: no pairs")
+    return pairs
+
+
+# --- media budget -------------------------------------------------------------------------------
+
+
+def read_budget(recipe: str | Path | None):
+    """The media budget of a recipe YAML (its MediaBudget keys; other keys ignored) or ifpo's defaults."""
+    from ifpo.verifiers.media import MediaBudget
+
+    if recipe is None:
+        return MediaBudget()
+    import yaml
+
+    path = Path(recipe)
+    if not path.is_file():
+        raise ExportError(f"--recipe {path}: no such file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ExportError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise ExportError(f"{path}: a recipe is a mapping of key: value")
+    names = {f.name for f in dataclasses.fields(MediaBudget)}
+    try:
+        return MediaBudget(**{k: v for k, v in data.items() if k in names})
+    except (TypeError, ValueError) as exc:
+        raise ExportError(f"{path}: media budget: {exc}") from None
+
+
+def budget_flags(budget) -> dict[str, Any]:
+    """The budget in ifpo's names and as each tool spells it, with what a tool cannot express."""
+    ifpo = dataclasses.asdict(budget)
+    llamafactory = {
+        "image_max_pixels": budget.image_max_pixels,
+        "image_min_pixels": budget.image_min_pixels,
+        "video_max_pixels": budget.video_max_pixels,
+        "video_min_pixels": budget.video_min_pixels,
+        "video_fps": budget.video_fps,
+        "video_maxlen": budget.video_max_frames,
+    }
+    # ms-swift hands these environment variables to qwen-vl-utils, whose policy ifpo's budget mirrors.
+    swift_env = {
+        "MAX_PIXELS": budget.image_max_pixels,
+        "MIN_PIXELS": budget.image_min_pixels,
+        "VIDEO_MAX_PIXELS": budget.video_max_pixels,
+        "VIDEO_MIN_PIXELS": budget.video_min_pixels,
+        "VIDEO_TOTAL_PIXELS": budget.video_total_pixels,
+        "FPS": budget.video_fps,
+        "FPS_MIN_FRAMES": budget.video_min_frames,
+        "FPS_MAX_FRAMES": budget.video_max_frames,
+    }
+    not_expressible = {
+        "llamafactory": ["video_total_pixels", "video_min_frames"]
+        + [k for k in ("image_max_side", "video_max_side") if ifpo[k] is not None],
+        "ms-swift": [k for k in ("image_max_side", "video_max_side") if ifpo[k] is not None],
+    }
+    return {"ifpo": ifpo, "llamafactory": llamafactory, "ms-swift_env": swift_env, "not_expressible": not_expressible}
+
+
+# --- conversions ----------------------------------------------------------------------------------
+
+
+def _text(message: Mapping[str, Any], markers: bool) -> str:
+    """A message's text with ``<image>``/``<video>`` where its media parts sit (LLaMA-Factory, ms-swift)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content or []:
+        kind = part.get("type")
+        if kind in ("image", "video"):
+            if markers:
+                parts.append(f"<{kind}>")
+        elif kind == "text":
+            parts.append(part.get("text") or "")
+    return "".join(parts)
+
+
+def _split_prompt(pair: Pair) -> tuple[str | None, list[dict[str, Any]]]:
+    """(system text or None, the other prompt turns)."""
+    system = [m for m in pair.prompt if m.get("role") == "system"]
+    rest = [m for m in pair.prompt if m.get("role") != "system"]
+    if len(system) > 1 or (system and pair.prompt[0].get("role") != "system"):
+        raise ExportError(f"{pair.where}: prompt: one system message, first, is all the tools take")
+    return (_text(system[0], markers=False) if system else None), rest
+
+
+def _answer(pair: Pair, key: str) -> str:
+    turns = getattr(pair, key)
+    if len(turns) != 1:
+        raise ExportError(f"{pair.where}: {key}: the tools take one assistant answer, got {len(turns)} turns")
+    return _text(turns[0], markers=False)
+
+
+def meta_columns(pair: Pair) -> dict[str, Any]:
+    meta = pair.meta
+    return {
+        "pair_id": pair.pair_id,
+        **{k: (None if meta.get(k) is None else str(meta.get(k))) for k in META_COLUMNS if k != "pair_id"},
+        "kind": str(meta.get("kind") or "other"),
+        "chosen_verdicts": json.dumps(meta.get("chosen_verdicts") or [], ensure_ascii=False),
+        "rejected_verdicts": json.dumps(meta.get("rejected_verdicts") or [], ensure_ascii=False),
+        "meta": json.dumps(meta, ensure_ascii=False, sort_keys=True),
+    }
+
+
+class MediaPlacer:
+    """Where each media file goes: copied once into ``OUT/media/`` (content-addressed names) or left in place."""
+
+    def __init__(self, out: Path, mode: str):
+        if mode not in ("copy", "absolute"):
+            raise ExportError(f"--media: expected copy or absolute, got {mode!r}")
+        self.out, self.mode = out, mode
+        self._placed: dict[Path, Path] = {}
+
+    def place(self, path: Path) -> Path:
+        """The absolute path the exported file lives at."""
+        if self.mode == "absolute":
+            return path.resolve()
+        if path not in self._placed:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+            target = self.out / "media" / f"{digest}_{path.name}"
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+            self._placed[path] = target.resolve()
+        return self._placed[path]
+
+    def relative(self, path: Path) -> str:
+        """The placed file relative to OUT when copied (LLaMA-Factory's media_dir), else absolute."""
+        placed = self.place(path)
+        return os.path.relpath(placed, self.out.resolve()) if self.mode == "copy" else str(placed)
+
+
+def to_llamafactory(pair: Pair, placer: MediaPlacer) -> dict[str, Any]:
+    system, turns = _split_prompt(pair)
+    roles = {"user": "human", "assistant": "gpt"}
+    conversations = []
+    for m in turns:
+        if m.get("role") not in roles:
+            raise ExportError(f"{pair.where}: prompt: role {m.get('role')!r} has no sharegpt tag")
+        conversations.append({"from": roles[m["role"]], "value": _text(m, markers=True)})
+    record = {
+        "conversations": conversations,
+        "chosen": {"from": "gpt", "value": _answer(pair, "chosen")},
+        "rejected": {"from": "gpt", "value": _answer(pair, "rejected")},
+        "system": system or "",
+        "images": [placer.relative(p) for p in pair.images],
+        "videos": [placer.relative(p) for p in pair.videos],
+    }
+    return {**record, **meta_columns(pair)}
+
+
+def to_swift(pair: Pair, placer: MediaPlacer) -> dict[str, Any]:
+    system, turns = _split_prompt(pair)
+    messages = [{"role": "system", "content": system}] if system else []
+    messages += [{"role": m["role"], "content": _text(m, markers=True)} for m in turns]
+    messages.append({"role": "assistant", "content": _answer(pair, "chosen")})
+    record = {
+        "messages": messages,
+        "rejected_response": _answer(pair, "rejected"),
+        "images": [str(placer.place(p)) for p in pair.images],
+        "videos": [str(placer.place(p)) for p in pair.videos],
+    }
+    return {**record, **meta_columns(pair)}
+
+
+def hf_features():
+    from datasets import Features, Image, List, Value, Video
+
+    part = {"type": Value("string"), "text": Value("string")}
+    message = {"role": Value("string"), "content": List(part)}
+    return Features({
+        "prompt": List(message),
+        "chosen": List(message),
+        "rejected": List(message),
+        "images": List(Image()),
+        "videos": List(Video()),
+        **{k: Value("string") for k in META_COLUMNS},
+        "chosen_verdicts": Value("string"),
+        "rejected_verdicts": Value("string"),
+        "meta": Value("string"),
+    })
+
+
+def _parts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages with list content (one Arrow type for the column): a string becomes one text part."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        out.append({"role": m["role"], "content": [{"type": p.get("type"), "text": p.get("text")} for p in content]})
+    return out
+
+
+def to_hf_dataset(pairs: Sequence[Pair]):
+    """A ``datasets.Dataset`` with the media bytes inside (Image/Video features)."""
+    from datasets import Dataset
+
+    cache: dict[Path, bytes] = {}
+
+    def blob(path: Path) -> dict[str, Any]:
+        if path not in cache:
+            cache[path] = path.read_bytes()
+        return {"bytes": cache[path], "path": path.name}
+
+    rows = [
+        {
+            "prompt": _parts(p.prompt),
+            "chosen": _parts(p.chosen),
+            "rejected": _parts(p.rejected),
+            "images": [blob(x) for x in p.images],
+            "videos": [blob(x) for x in p.videos],
+            **meta_columns(p),
+        }
+        for p in pairs
+    ]
+    return Dataset.from_list(rows, features=hf_features())
+
+
+# --- writers --------------------------------------------------------------------------------------
+
+
+def _card(name: str, pairs: Sequence[Pair], budget: dict[str, Any]) -> str:
+    from collections import Counter
+
+    kinds = Counter(str(p.meta.get("kind") or "other") for p in pairs)
+    header = (
+        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: data/train-*\n"
+        "tags:\n- dpo\n- preference\n- vision-language\n- ifpo\n---\n"
+    )
+    lines = [
+        f"# {name}",
+        "",
+        f"{len(pairs)} verified preference pairs exported by `ifpo export` (kinds: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) + ").",
+        "",
+        "Columns: `prompt`, `chosen`, `rejected` (TRL conversational format), `images` (Image), `videos` (Video),",
+        "`pair_id`, `item_id`, `kind`, `source`, `corrupted_constraint`, `corrupted_type`, `style`,",
+        "`chosen_verdicts` / `rejected_verdicts` (JSON: constraint id, type, passed) and `meta` (JSON).",
+        "",
+        "Media budget the pairs were built for (`media_budget.json`):",
+        "",
+        "```json",
+        json.dumps(budget["ifpo"], indent=2),
+        "```",
+    ]
+    return header + "\n".join(lines) + "\n"
+
+
+def export(pairs_dir: str | Path, to: str, out: str | Path, *, media: str = "copy", recipe: str | Path | None = None,
+           name: str = "ifpo_pairs", push_to_hub: str | None = None, private: bool = False) -> dict[str, Any]:
+    """Write ``pairs_dir`` in the ``to`` layout under ``out``; return a summary (files, counts)."""
+    from ifpo.verifiers.io import write_json_atomic, write_jsonl_atomic, write_text_atomic
+
+    if to not in FORMATS:
+        import difflib
+
+        close = difflib.get_close_matches(to, FORMATS, n=1, cutoff=0.4)
+        raise ExportError(f"--to: expected one of {', '.join(FORMATS)}, got {to!r}"
+                          + (f"; did you mean {close[0]!r}?" if close else ""))
+    if push_to_hub and to != "hf":
+        raise ExportError("--push-to-hub needs --to hf")
+    pairs = read_pairs(pairs_dir)
+    budget = budget_flags(read_budget(recipe))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "media_budget.json", budget)
+    files = ["media_budget.json"]
+    if to == "hf":
+        dataset = to_hf_dataset(pairs)
+        (out / "data").mkdir(exist_ok=True)
+        tmp = out / (HF_DATA_FILE + ".tmp")
+        dataset.to_parquet(str(tmp))
+        tmp.replace(out / HF_DATA_FILE)
+        write_text_atomic(out / "README.md", _card(name, pairs, budget))
+        files += [HF_DATA_FILE, "README.md"]
+        if push_to_hub:
+            push(dataset, out, push_to_hub, private=private)
+    elif to == "llamafactory":
+        placer = MediaPlacer(out, media)
+        records = [to_llamafactory(p, placer) for p in pairs]
+        write_json_atomic(out / "train.json", records)
+        columns = {"messages": "conversations", "chosen": "chosen", "rejected": "rejected", "system": "system",
+                   "images": "images", "videos": "videos"}
+        info = {name: {"file_name": "train.json", "formatting": "sharegpt", "ranking": True, "columns": columns}}
+        write_json_atomic(out / "dataset_info.json", info)
+        import yaml
+
+        media_dir = str(out.resolve()) if media == "copy" else "/"
+        args = {"dataset": name, "dataset_dir": str(out.resolve()), "media_dir": media_dir, **budget["llamafactory"]}
+        write_text_atomic(out / "llamafactory_args.yaml",
+                          "# merge into your LLaMA-Factory training YAML (stage: dpo)\n"
+                          + yaml.safe_dump(args, sort_keys=False))
+        files += ["train.json", "dataset_info.json", "llamafactory_args.yaml"]
+    else:
+        placer = MediaPlacer(out, media)
+        write_jsonl_atomic(out / "train.jsonl", (to_swift(p, placer) for p in pairs))
+        env = "".join(f"export {k}={v}\n" for k, v in budget["ms-swift_env"].items())
+        write_text_atomic(out / "swift_env.sh",
+                          "# source before `swift rlhf --rlhf_type dpo --dataset "
+                          f"{(out / 'train.jsonl').resolve()} ...`\n" + env)
+        files += ["train.jsonl", "swift_env.sh"]
+    if (out / "media").is_dir():
+        files.append("media/")
+    return {"pairs": len(pairs), "format": to, "out": str(out), "files": files}
+
+
+def push(dataset, out: Path, repo: str, *, private: bool = False) -> None:
+    """Push the dataset (media inside) and the budget file to the hub; the token comes from the environment."""
+    try:
+        from huggingface_hub import HfApi
+    except ImportError:
+        raise ExportError("--push-to-hub needs huggingface_hub (pip install huggingface_hub)") from None
+    api = HfApi()  # HF_TOKEN or the cached login; never a token on the command line
+    dataset.push_to_hub(repo, private=private)
+    api.upload_file(path_or_fileobj=str(out / "media_budget.json"), path_in_repo="media_budget.json", repo_id=repo,
+                    repo_type="dataset")
+    api.upload_file(path_or_fileobj=str(out / "README.md"), path_in_repo="README.md", repo_id=repo,
+                    repo_type="dataset")
+
+
+def cli_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ifpo export", description=__doc__.splitlines()[0])
+    parser.add_argument("pairs_dir", help="an `ifpo build-pairs` output folder (pairs.jsonl + manifest.json)")
+    parser.add_argument("--to", required=True, help="hf | llamafactory | ms-swift")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--media", default="copy", help="copy (into OUT/media, default) or absolute (original paths)")
+    parser.add_argument("--recipe", help="recipe YAML whose media keys give the budget (default: ifpo's defaults)")
+    parser.add_argument("--name", default="ifpo_pairs", help="dataset name (LLaMA-Factory's dataset key, the card title)")
+    parser.add_argument("--push-to-hub", dest="push_to_hub", metavar="REPO", help="also push the hf export to REPO")
+    parser.add_argument("--private", action="store_true", help="with --push-to-hub: a private dataset repo")
+    args = parser.parse_args(argv)
+    try:
+        summary = export(args.pairs_dir, args.to, args.out, media=args.media, recipe=args.recipe, name=args.name,
+                         push_to_hub=args.push_to_hub, private=args.private)
+    except ExportError as exc:
+        print(f"ifpo export: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"exported {summary['pairs']} pairs as {summary['format']} to {summary['out']}: {', '.join(summary['files'])}")
+    return 0
