@@ -46,7 +46,16 @@ def _placeholders(messages: list[dict[str, Any]], kind: str) -> int:
 def _check_pair(pair: dict[str, Any], where: str) -> None:
     for key in ("prompt", "chosen", "rejected"):
         if not isinstance(pair.get(key), list) or not pair[key]:
-            raise PairsError(f"{where}: '{key}' must be a non-empty list of messages")
+            raise PairsError(f"{where}: {key}: expected a non-empty list of messages")
+        for i, message in enumerate(pair[key]):
+            if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+                raise PairsError(f"{where}: {key}[{i}]: expected a message object with a 'role', "
+                                 f"got {type(message).__name__}")
+            if not isinstance(message.get("content"), (str, list)):
+                raise PairsError(f"{where}: {key}[{i}].content: expected a string or a list of parts")
+    for key in ("images", "videos"):
+        if not isinstance(pair[key], list):
+            raise PairsError(f"{where}: {key}: expected a list of media paths, got {type(pair[key]).__name__}")
     if pair["prompt"][-1].get("role") != "user":
         raise PairsError(f"{where}: the prompt must end with a user turn, got {pair['prompt'][-1].get('role')!r}")
     for key in ("chosen", "rejected"):
@@ -59,13 +68,23 @@ def _check_pair(pair: dict[str, Any], where: str) -> None:
 
 
 def _normalise(pair: dict[str, Any], index: int, where: str, media_root: Path | None, seen: dict[str, int]):
+    if not isinstance(pair, dict):
+        raise PairsError(f"{where}: expected a JSON object per line, got {type(pair).__name__}")
     pair = dict(pair)
-    pair["images"] = list(pair.get("images") or [])
-    pair["videos"] = list(pair.get("videos") or [])
+    for key in ("images", "videos"):
+        value = pair.get(key) or []
+        pair[key] = value if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else value
+        if isinstance(pair[key], str):
+            raise PairsError(f"{where}: {key}: expected a list of media paths, got a string")
     _check_pair(pair, where)
     meta = pair.get("meta") or {}
     if isinstance(meta, str):
-        meta = json.loads(meta)
+        try:
+            meta = json.loads(meta)
+        except (ValueError, RecursionError):
+            raise PairsError(f"{where}: meta: expected an object (or its JSON text)") from None
+    if not isinstance(meta, dict):
+        raise PairsError(f"{where}: meta: expected an object, got {type(meta).__name__}")
     base = str(meta.get("pair_id") or f"{meta.get('item_id', index)}/{meta.get('kind', 'pair')}")
     # Builders may emit several pairs per item and kind; numbering repeats keeps ids unique and stable.
     seen[base] = seen.get(base, 0) + 1
@@ -75,13 +94,18 @@ def _normalise(pair: dict[str, Any], index: int, where: str, media_root: Path | 
         paths = []
         for path in pair[key]:
             if isinstance(path, str):
-                if Path(path).is_absolute() or media_root is None:
-                    full = Path(path)
-                else:
-                    full = media_root / path
-                if not full.is_file():
-                    raise PairsError(f"{where}: {key[:-1]} {path!r} not found (looked at {full})")
-                paths.append(str(full))
+                from ifpo.verifiers.media import MediaError, confined_path
+
+                # Pairs come from other people too: a path is relative to media_root and resolves
+                # (symlinks followed) inside it, or the pair is refused; never an absolute path.
+                if media_root is None:
+                    raise PairsError(f"{where}: {key[:-1]} {path!r}: no media_root to resolve it against "
+                                     "(give media_root in the recipe or the pairs manifest)")
+                try:
+                    full = confined_path(media_root, path)
+                except MediaError as exc:
+                    raise PairsError(f"{where}: {key}: {exc}") from None
+                paths.append(full)
             else:
                 paths.append(path)  # an already decoded image from a datasets Image column
         resolved[key] = paths
@@ -112,30 +136,116 @@ def _fingerprint(rows: list[dict[str, Any]]) -> str:
     return digest.hexdigest()
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _read_directory(directory: Path, media_root_override: str | None) -> tuple[list[dict], Path | None, str]:
+    from ifpo.verifiers.io import FileError, iter_jsonl, read_json_file
+
     manifest_path = directory / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    manifest: Any = {}
+    if manifest_path.is_file():
+        try:
+            manifest = read_json_file(manifest_path, "pairs manifest")
+        except FileError as exc:
+            raise PairsError(str(exc)) from None
+        if not isinstance(manifest, dict):
+            raise PairsError(f"{manifest_path}: expected a JSON object, got {type(manifest).__name__}")
     root = media_root_override or manifest.get("media_root")
+    if root is not None and not isinstance(root, str):
+        raise PairsError(f"{manifest_path}: media_root: expected a path string, got {type(root).__name__}")
     media_root = None if root is None else (Path(root) if Path(root).is_absolute() else directory / root)
+    jsonl = directory / "pairs.jsonl"
     if (directory / "dataset").is_dir():
+        # dataset/ is a copy of pairs.jsonl made by the builder; an edited pairs.jsonl makes it stale,
+        # and training on the stale copy would silently use other data than the file says.
+        if jsonl.is_file():
+            recorded = manifest.get("pairs_sha256")
+            if recorded is None or recorded != _sha256(jsonl):
+                raise PairsError(
+                    f"{directory / 'dataset'} is stale: pairs.jsonl does not match the pairs_sha256 the manifest "
+                    "recorded when dataset/ was written; delete dataset/ to train on pairs.jsonl, or rebuild"
+                )
         from datasets import load_from_disk
 
         rows = [dict(r) for r in load_from_disk(str(directory / "dataset"))]
+        if isinstance(manifest.get("pairs"), int) and manifest["pairs"] != len(rows):
+            raise PairsError(f"{directory / 'dataset'} holds {len(rows)} pairs but the manifest says "
+                             f"{manifest['pairs']}: stale or partial; delete it or rebuild")
         return rows, media_root, str(directory / "dataset")
-    jsonl = directory / "pairs.jsonl"
     if not jsonl.is_file():
         raise PairsError(f"{directory}: neither pairs.jsonl nor dataset/ found")
     rows = []
-    for line_no, line in enumerate(jsonl.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PairsError(f"{jsonl}:{line_no}: not JSON ({exc.msg})") from exc
-        row["_where"] = f"{jsonl}:{line_no}"
-        rows.append(row)
+    errors = []
+    try:
+        for line_no, row, error in iter_jsonl(jsonl):
+            if error is None and not isinstance(row, dict):
+                error = f"expected a JSON object per line, got {type(row).__name__}"
+            if error is not None:
+                errors.append(f"{jsonl}:{line_no}: {error}")
+                continue
+            row["_where"] = f"{jsonl}:{line_no}"
+            rows.append(row)
+    except FileError as exc:
+        raise PairsError(str(exc)) from None
+    if errors:
+        # Training data is refused whole: a run on the readable part would train on other data
+        # than the file holds, and say nothing.
+        shown = "; ".join(errors[:5]) + (f"; ... and {len(errors) - 5} more" if len(errors) > 5 else "")
+        raise PairsError(f"{len(errors)} unreadable line(s) in {jsonl} (fix or remove them): {shown}")
     return rows, media_root, str(jsonl)
+
+
+def _materialise_media(dataset, cache_dir: Path) -> tuple[list[dict[str, Any]], Path | None]:
+    """Rows of ``dataset`` with media stored *inside* it (``Image``/``Video`` features, as ``ifpo export --to hf``
+    writes them) written once to ``cache_dir/<sha256>.<ext>`` and replaced by those names.
+
+    The features are read undecoded: the collator loads media from files with the recipe's budget
+    (qwen-vl-utils' policy), and file content hashes keep the pairs fingerprint (and so the reference
+    log-prob cache) stable across loads. Returns the rows and ``cache_dir`` when any media were written.
+    """
+    from datasets import Image, List, Sequence, Video
+
+    cast = {}
+    for key in ("images", "videos"):
+        feature = dataset.features.get(key)
+        inner = getattr(feature, "feature", None)
+        if isinstance(feature, (List, Sequence)) and isinstance(inner, (Image, Video)):
+            cast[key] = List(type(inner)(decode=False))
+    for key, feature in cast.items():
+        dataset = dataset.cast_column(key, feature)
+    rows = [dict(r) for r in dataset]
+    if not cast:
+        return rows, None
+    from accelerate import PartialState
+
+    written = False
+    with PartialState().main_process_first():
+        for row in rows:
+            for key in cast:
+                names = []
+                for entry in row.get(key) or []:
+                    data = entry.get("bytes") if isinstance(entry, dict) else None
+                    if data is None:
+                        raise PairsError(f"pair {row.get('pair_id', '?')}: {key}: a media entry without bytes "
+                                         f"(path {entry.get('path') if isinstance(entry, dict) else entry!r})")
+                    suffix = Path(entry.get("path") or "").suffix or (".mp4" if key == "videos" else ".png")
+                    name = hashlib.sha256(data).hexdigest() + suffix
+                    target = cache_dir / name
+                    if not target.is_file():
+                        cache_dir.mkdir(parents=True, exist_ok=True)
+                        tmp = target.with_name(f"{name}.{os.getpid()}.tmp")
+                        tmp.write_bytes(data)
+                        tmp.replace(target)
+                    names.append(name)
+                    written = True
+                row[key] = names
+    return rows, (cache_dir if written else None)
 
 
 def load_pairs(spec: str, *, output_dir: str | Path, split: str = "train", media_root: str | None = None,
@@ -162,8 +272,11 @@ def load_pairs(spec: str, *, output_dir: str | Path, split: str = "train", media
         from datasets import load_dataset
 
         name = spec[3:]
-        rows = [dict(r) for r in load_dataset(name, split=split)]
-        root, source, directory = (Path(media_root) if media_root else None), spec, None
+        dataset = load_dataset(name, split=split)
+        rows, cache = _materialise_media(dataset, Path(output_dir) / "hf_media")
+        if cache and media_root:
+            raise PairsError(f"{spec}: its media are inside the dataset (Image/Video features); drop media_root")
+        root, source, directory = (Path(media_root) if media_root else cache), spec, None
     else:
         directory = Path(spec)
         if not directory.is_dir():
