@@ -104,3 +104,16 @@ def test_conflict_metrics():
 def test_option_order_metrics():
     m = option_order_metrics([(True, True), (True, False), (False, False), (None, True)])
     assert m == {"both_correct": pytest.approx(1 / 3), "either_correct": pytest.approx(2 / 3), "n": 3, "unjudged": 1}
+
+
+def test_items_with_no_task_have_t_equal_one():
+    """An empty ``tasks`` list (IFEval, IFBench): t_i = 1 even with an unjudged gate, and no gate is
+    counted as unjudged; an item that has tasks and an unjudged gate is still left out."""
+    from ifpo.verifiers.metrics import task_gated_metrics
+
+    no_task = {"tasks": [], "task_gate": None, "verdicts": [{"passed": True}, {"passed": False}]}
+    gated = {"task_gate": None, "verdicts": [{"passed": True}]}
+    m = task_gated_metrics([no_task, gated])
+    assert m["tcsr"] == 0.5 and m["tisr"] == 0.0 and m["task_gate_unjudged"] == 1
+    m = task_gated_metrics([no_task])
+    assert m["task_gate_unjudged"] == 0 and m["tcsr"] == 0.5

@@ -106,13 +106,15 @@ def task_gated_metrics(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
     Items with an unjudged task gate are left out (counted); within an item, unjudged constraints
     leave n_i for TCSR, and make TISR undetermined unless another constraint failed (product 0).
-    Items without a task gate (``task_gate`` absent) count as t_i = 1.
+    Items without a task gate (``task_gate`` absent) count as t_i = 1, and so do items whose
+    ``tasks`` list is empty (IFEval, IFBench: there is no task to fail), whatever their
+    ``task_gate`` says; they are never counted as unjudged gates.
     """
     tcsr_terms: list[float] = []
     tisr_terms: list[float] = []
     gate_unjudged = 0
     for item in items:
-        gate = item.get("task_gate", True)
+        gate = True if item.get("tasks") == [] else item.get("task_gate", True)
         if gate is None:
             gate_unjudged += 1
             continue

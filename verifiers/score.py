@@ -198,6 +198,10 @@ def build_report(
     ``items`` (id -> item) adds the VSysBench block (CSR/TA/JSR/CCS) for system-message items.
     """
     records = [r.to_dict() for r in results]
+    if items is not None:
+        for record in records:  # an item with no task has no gate to fail (t_i = 1)
+            if (items.get(record["id"]) or {}).get("tasks") == []:
+                record["tasks"] = []
     normal = [r for r in records if r["structure"] != "conflict"]
     report = checklist_report(normal)
     report["conflict"] = conflict_metrics([r["conflict"] for r in records if r.get("conflict")])
