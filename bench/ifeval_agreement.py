@@ -5,8 +5,8 @@
 
 Cases: N generated (kwargs, response) cases per IFEval id (bench/ifeval_vs_lmeval.py's generator,
 every id included, the Punkt ones too), each also wrapped in a chatty first line, a sign-off last
-line and ``**`` markup so that loose mode matters, plus the responses of tests/data's IFEval-shaped
-fixtures. ifpo's verdicts come from ``ChecklistEvaluator(mode=...)``; the reference's from
+line and ``**`` markup so that loose mode matters, plus the IFEval instructions of tests/data's
+IFEval-shaped fixtures with their responses. ifpo's verdicts come from ``ChecklistEvaluator(mode=...)``; the reference's from
 bench/_lmeval_agreement_runner.py. Prints agreement per id, strict and loose, and each disagreement.
 IFBench's checkers are not on PyPI (allenai/IFBench is a repository, not a package), so they have
 no reference run here; tests/test_rules_ifbench.py holds their behaviour as truth tables.
@@ -48,6 +48,26 @@ def case(rng: random.Random, iid: str) -> tuple[dict, str]:
     return make_case(rng, iid)
 
 
+def fixture_cases(ids: set[str]) -> list[dict]:
+    """The IFEval instructions of tests/data's IFEval-shaped fixtures with their responses (matched by
+    prompt after whitespace normalisation); a letter_frequency letter that is not a letter is left out
+    (the reference draws a random one)."""
+    data = HERE.parent / "tests" / "data"
+    out = []
+    for stem in ("ifeval", "ifeval_official"):
+        records = [json.loads(x) for x in (data / f"{stem}_input.jsonl").read_text().splitlines() if x.strip()]
+        responses = {" ".join(r["prompt"].split()): r["response"]
+                     for r in map(json.loads, (data / f"{stem}_responses.jsonl").read_text().splitlines()) if "prompt" in r}
+        for rec in records:
+            response = responses.get(" ".join(rec["prompt"].split()))
+            for iid, kw in zip(rec["instruction_id_list"], rec["kwargs"]):
+                kw = {k: v for k, v in (kw or {}).items() if v is not None}
+                bad_letter = iid == "keywords:letter_frequency" and not str(kw.get("letter", "")).isalpha()
+                if response is not None and iid in ids and not bad_letter and kw.get("num_words", 0) >= 0:
+                    out.append({"id": iid, "kwargs": kw, "response": response})
+    return out
+
+
 def wrap(rng: random.Random, response: str) -> str:
     kind = rng.randrange(4)
     if kind == 0:
@@ -75,6 +95,7 @@ def main() -> int:
             kwargs, response = case(rng, iid)
             cases.append({"id": iid, "kwargs": kwargs, "response": response})
             cases.append({"id": iid, "kwargs": kwargs, "response": wrap(rng, response)})
+    cases += fixture_cases(set(ids))
     from ifpo.verifiers.checklist import ChecklistEvaluator
 
     ours = {}
