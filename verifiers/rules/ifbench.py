@@ -185,7 +185,11 @@ REPEAT_SIMPLE_SENTENCE = "Only output this sentence here, ignore all other reque
     description="The response must contain between {min_words} and {max_words} words.",
 )
 def word_count_range(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
-    """``\\w+`` words between ``min_words`` and ``max_words`` inclusive."""
+    """``\\w+`` words between ``min_words`` and ``max_words`` inclusive.
+
+    >>> word_count_range('one two three four', {'min_words': 3, 'max_words': 5}).passed
+    True
+    """
     n = _count_words(response)
     return p["min_words"] <= n <= p["max_words"], f"{n} words, expected {p['min_words']}-{p['max_words']}"
 
@@ -197,7 +201,11 @@ def word_count_range(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Use at least {N} unique words in the response.",
 )
 def unique_word_count(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
-    """Distinct lowered whitespace tokens with outer punctuation stripped (an all-punctuation token counts as '')."""
+    """Distinct lowered whitespace tokens with outer punctuation stripped (an all-punctuation token counts as '').
+
+    >>> unique_word_count('Red red, blue!', {'N': 2}).passed
+    True
+    """
     unique = {w.strip(_PUNCT_SPACE) for w in response.lower().split()}
     return len(unique) >= p["N"], f"{len(unique)} unique words, expected at least {p['N']}"
 
@@ -209,6 +217,11 @@ def unique_word_count(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Ensure that stop words constitute no more than {percentage}% of the total words in your response.",
 )
 def stop_words(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Ensure that stop words constitute no more than {percentage}% of the total words in your response.
+
+    >>> stop_words('the cat and the dog', {'percentage': 60}).passed
+    True
+    """
     tokens = _WORD.findall(response)
     if not tokens:
         return False, "no words"
@@ -227,7 +240,11 @@ def _ending_counts(response: str) -> tuple[int, int, int]:
 
 @_ifbench("ratio:sentence_type", description="Maintain a 2:1 ratio of declarative to interrogative sentences.")
 def sentence_type(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
-    """Sentences ending in "." are exactly twice those ending in "?" (0 and 0 passes, as in the reference)."""
+    """Sentences ending in "." are exactly twice those ending in "?" (0 and 0 passes, as in the reference).
+
+    >>> sentence_type('It rains. It pours. Why?', {}).passed
+    True
+    """
     dec, inter, _ = _ending_counts(response)
     return dec == 2 * inter, f"{dec} declarative, {inter} interrogative, expected 2:1"
 
@@ -237,6 +254,11 @@ def sentence_type(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Ensure that the ratio of sentence types (declarative, interrogative, exclamatory) is balanced.",
 )
 def sentence_balance(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Ensure that the ratio of sentence types (declarative, interrogative, exclamatory) is balanced.
+
+    >>> sentence_balance('Yes. No? Wow!', {}).passed
+    True
+    """
     dec, inter, exc = _ending_counts(response)
     return dec == inter == exc, f"{dec} '.', {inter} '?', {exc} '!' sentences, expected equal counts"
 
@@ -248,7 +270,11 @@ def sentence_balance(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Use at least {small_n} different coordinating conjunctions in the response.",
 )
 def conjunctions(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
-    """Distinct raw tokens that are a coordinating conjunction once stripped and lowered (reference's count)."""
+    """Distinct raw tokens that are a coordinating conjunction once stripped and lowered (reference's count).
+
+    >>> conjunctions('and And', {'small_n': 2}).passed
+    True
+    """
     found = {w for w in response.split() if w.strip(_PUNCT_SPACE).lower() in _CONJUNCTIONS}
     return len(found) >= p["small_n"], f"{len(found)} different conjunction tokens, expected at least {p['small_n']}"
 
@@ -260,6 +286,11 @@ def conjunctions(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Mention at least {N} different person names in the response, from this list: " + ", ".join(_PERSON_NAMES) + ".",
 )
 def person_names(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Mention at least {N} different person names in the response, from this list: Emma, Liam, Sophia, Jackson, Olivia, Noah, Ava, Lucas, Isabella, Mason, Mia, Ethan, Charlotte, Alexander, Amelia, Benjamin, Harper, Leo, Zoe, Daniel, Chloe, Samuel, Lily, Matthew, Grace, Owen, Abigail, Gabriel, Ella, Jacob, Scarlett, Nathan, Victoria, Elijah, Layla, Nicholas, Audrey, David, Hannah, Christopher, Penelope, Thomas, Nora, Andrew, Aria, Joseph, Claire, Ryan, Stella, Jonathan.
+
+    >>> person_names('Emma met Liam.', {'N': 2}).passed
+    True
+    """
     found = [name for name in _PERSON_NAMES if re.search(rf"\b{name}\b", response)]
     return len(found) >= p["N"], f"{len(found)} listed names, expected at least {p['N']}"
 
@@ -274,6 +305,12 @@ def person_names(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Maintain a trigram overlap of {percentage}% (±2%) with the provided reference text.",
 )
 def overlap(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Maintain a trigram overlap of {percentage}% (±2%) with the provided reference text.
+
+    >>> overlap('the cat sat on the mat',
+    ... {'reference_text': 'the cat sat on the mat', 'percentage': 100}).passed
+    True
+    """
     def trigrams(text: str) -> set[tuple[str, ...]]:
         tokens = word_tokenize(text)
         return {tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)}
@@ -290,6 +327,11 @@ def overlap(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Respond with three sentences, all containing the same number of characters but using all different words.",
 )
 def sentence_words(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Respond with three sentences, all containing the same number of characters but using all different words.
+
+    >>> sentence_words('Cats nap. Dogs run. Owls fly.', {}).passed
+    True
+    """
     sentences = punkt_sentences(response)
     if len(sentences) != 3:
         return False, f"{len(sentences)} sentences, expected 3"
@@ -308,7 +350,11 @@ def sentence_words(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Include exactly {N} numbers in the response.",
 )
 def numbers(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
-    """Digit runs after removing punctuation ("3.5" is one number, "1,000" one)."""
+    """Digit runs after removing punctuation ("3.5" is one number, "1,000" one).
+
+    >>> numbers('It cost 3.50 in 2020.', {'N': 2}).passed
+    True
+    """
     n = len(re.findall(r"\d+", response.translate(_NO_PUNCT)))
     return n == p["N"], f"{n} numbers, expected exactly {p['N']}"
 
@@ -318,6 +364,11 @@ def numbers(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Use every standard punctuation mark at least once, including semicolons, colons, and the interrobang (?!).",
 )
 def punctuation_cover(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Use every standard punctuation mark at least once, including semicolons, colons, and the interrobang (?!).
+
+    >>> punctuation_cover('Wait?! Yes, this; that: done. Really? Wow!', {}).passed
+    True
+    """
     if not ("!?" in response or "?!" in response or "‽" in response):
         return False, "no interrobang (?! or !?)"
     rest = response.replace("?!", "", 1)
@@ -334,6 +385,11 @@ def punctuation_cover(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Every {N}th word of your response must be in Japanese.",
 )
 def words_japanese(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Every {N}th word of your response must be in Japanese.
+
+    >>> words_japanese('I 猫 like 犬', {'N': 2}).passed
+    True
+    """
     n = _n(p["N"])
     for i, word in enumerate(response.split()):
         word = word.strip(_PUNCT_SPACE)
@@ -349,6 +405,11 @@ def words_japanese(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="The response should include at least {N} pronouns.",
 )
 def pronouns(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """The response should include at least {N} pronouns.
+
+    >>> pronouns('She gave it to them.', {'N': 3}).passed
+    True
+    """
     n = sum(1 for t in word_tokenize(response.replace("/", " ").lower()) if t in _PRONOUNS)
     return n >= p["N"], f"{n} pronouns, expected at least {p['N']}"
 
@@ -365,6 +426,12 @@ def pronouns(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ),
 )
 def keywords_multiple(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Include keyword {keyword1} once in your response, keyword {keyword2} twice in your response, keyword {keyword3} three times in your response, keyword {keyword4} five times in your response, and keyword {keyword5} seven times in your response.
+
+    >>> keywords_multiple('a1 b2 b2 c3 c3 c3 d4 d4 d4 d4 d4 e5 e5 e5 e5 e5 e5 e5 ',
+    ... {'keyword1': 'a1', 'keyword2': 'b2', 'keyword3': 'c3', 'keyword4': 'd4', 'keyword5': 'e5'}).passed
+    True
+    """
     for i, want in zip(range(1, 6), (1, 2, 3, 5, 7)):
         keyword = p[f"keyword{i}"].strip()
         n = len(re.findall(rf"\b{re.escape(keyword)}\b", response, flags=re.IGNORECASE))
@@ -379,6 +446,11 @@ def keywords_multiple(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("words:alphabet", description="Each word must start with the next letter of the alphabet, looping back to 'A' after 'Z'.")
 def alphabet(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Each word must start with the next letter of the alphabet, looping back to 'A' after 'Z'.
+
+    >>> alphabet('Apples bring cheer, delight!', {}).passed
+    True
+    """
     words = response.translate(_NO_PUNCT).strip(_PUNCT_SPACE).split()
     if not words:
         return False, "no words"
@@ -398,6 +470,11 @@ def alphabet(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("words:vowel", description="Write a paragraph using words that contain only three types of vowels.")
 def vowel(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Write a paragraph using words that contain only three types of vowels.
+
+    >>> vowel('A cat sat on a mat.', {}).passed
+    True
+    """
     lines = response.strip().split("\n")
     if len(lines) != 1:
         return False, f"{len(lines)} lines, expected one paragraph on one line"
@@ -407,6 +484,11 @@ def vowel(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("words:consonants", description="Ensure each word in your response has at least one consonant cluster (two or more consonants together).")
 def consonants(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Ensure each word in your response has at least one consonant cluster (two or more consonants together).
+
+    >>> consonants('strong black dogs', {}).passed
+    True
+    """
     cons = set("bcdfghjklmnpqrstvwxyz")
     for word in response.lower().strip().split():
         if not any(word[i] in cons and word[i + 1] in cons for i in range(len(word) - 1)):
@@ -416,12 +498,22 @@ def consonants(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("words:palindrome", description="Include at least 10 single-word palindromes, each at least 5 characters long.")
 def palindrome(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Include at least 10 single-word palindromes, each at least 5 characters long.
+
+    >>> palindrome('level radar civic kayak refer rotor madam stats tenet racecar', {}).passed
+    True
+    """
     found = [w for w in response.translate(_NO_PUNCT).lower().split() if w == w[::-1] and len(w) >= 5]
     return len(found) >= 10, f"{len(found)} palindromes of 5+ characters, expected at least 10"
 
 
 @_ifbench("words:prime_lengths", description="Use only words with lengths that are prime numbers.")
 def prime_lengths(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Use only words with lengths that are prime numbers.
+
+    >>> prime_lengths('We are all on top', {}).passed
+    True
+    """
     for word in response.translate(_NO_PUNCT).split():
         if len(word) not in _PRIMES:
             return False, f"{word!r} has {len(word)} characters, not a prime"
@@ -443,6 +535,11 @@ register_judge(
     description="The response should not repeat any word more than {small_n} times.",
 )
 def repeats(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """The response should not repeat any word more than {small_n} times.
+
+    >>> repeats('go go stop', {'small_n': 2}).passed
+    True
+    """
     counts = Counter(_words(response))
     over = [(w, c) for w, c in counts.items() if c > p["small_n"]]
     if over:
@@ -453,6 +550,11 @@ def repeats(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("words:odd_even_syllables", description="Alternate between words with odd and even numbers of syllables.")
 def odd_even_syllables(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Alternate between words with odd and even numbers of syllables.
+
+    >>> odd_even_syllables('cat apple dog', {}).passed
+    True
+    """
     import syllapy
 
     words = [w for w in response.translate(_NO_PUNCT).lower().split() if w.strip()]
@@ -465,6 +567,11 @@ def odd_even_syllables(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("words:last_first", description="The last word of each sentence must become the first word of the next sentence.")
 def last_first(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """The last word of each sentence must become the first word of the next sentence.
+
+    >>> last_first('I like cats. Cats like fish.', {}).passed
+    True
+    """
     sentences = punkt_sentences(response)
     for i in range(len(sentences) - 1):
         last = sentences[i].rstrip(_PUNCT_SPACE).split()
@@ -481,6 +588,11 @@ def last_first(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Each paragraph must end with the same word it started with, separate paragraphs with a newline.",
 )
 def paragraph_last_first(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Each paragraph must end with the same word it started with, separate paragraphs with a newline.
+
+    >>> paragraph_last_first('Home is where I go home.\\nRain falls, rain.', {}).passed
+    True
+    """
     for n, paragraph in enumerate(response.split("\n"), 1):
         paragraph = paragraph.strip().lower()
         words = paragraph.strip(_PUNCT_SPACE).split() if paragraph else []
@@ -491,6 +603,11 @@ def paragraph_last_first(response: str, p: Mapping[str, Any]) -> tuple[bool, str
 
 @_ifbench("words:no_consecutive", description="No two consecutive words can share the same first letter.")
 def no_consecutive(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """No two consecutive words can share the same first letter.
+
+    >>> no_consecutive('A big cat', {}).passed
+    True
+    """
     words = [w for w in _words(response) if w]
     for a, b in zip(words, words[1:]):
         if a[0] == b[0]:
@@ -509,6 +626,11 @@ def no_consecutive(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Include keyword {keyword} in the {n}-th sentence, as the {m}-th word of that sentence.",
 )
 def keywords_specific_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Include keyword {keyword} in the {n}-th sentence, as the {m}-th word of that sentence.
+
+    >>> keywords_specific_position('Hi there. I see sun, today.', {'keyword': 'sun', 'n': 2, 'm': 3}).passed
+    True
+    """
     n, m, keyword = _n(p["n"]), _n(p["m"]), p["keyword"].strip()
     sentences = punkt_sentences(response)
     if len(sentences) < n:
@@ -527,6 +649,11 @@ def keywords_specific_position(response: str, p: Mapping[str, Any]) -> tuple[boo
     description="The second word in your response and the second to last word in your response should be the word {keyword}.",
 )
 def words_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """The second word in your response and the second to last word in your response should be the word {keyword}.
+
+    >>> words_position('It very good, very nice.', {'keyword': 'very'}).passed
+    True
+    """
     keyword = p["keyword"].strip().lower()
     words = _alnum_tokens(response)
     if len(words) < 2:
@@ -544,6 +671,11 @@ def words_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Each sentence must have a longer sequence of consecutive alliterative words than the previous one.",
 )
 def alliteration_increment(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Each sentence must have a longer sequence of consecutive alliterative words than the previous one.
+
+    >>> alliteration_increment('Big dogs run. Silly snakes slither.', {}).passed
+    True
+    """
     previous = -1
     for n, sentence in enumerate(punkt_sentences(response), 1):
         words = [c for c in (w.lstrip(_PUNCT_SPACE) for w in sentence.lower().split()) if c]
@@ -567,6 +699,11 @@ def alliteration_increment(response: str, p: Mapping[str, Any]) -> tuple[bool, s
     description='The response must include keyword "{word}" in the {N}-th sentence.',
 )
 def sentence_keyword(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """The response must include keyword "{word}" in the {N}-th sentence.
+
+    >>> sentence_keyword('Red sky. The BLUE sea.', {'word': 'blue', 'N': 2}).passed
+    True
+    """
     n = _n(p["N"])
     sentences = punkt_sentences(response)
     if len(sentences) < n:
@@ -582,6 +719,11 @@ def sentence_keyword(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Each sentence must contain exactly {small_n} more words than the previous one.",
 )
 def sentence_increment(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Each sentence must contain exactly {small_n} more words than the previous one.
+
+    >>> sentence_increment('I run. I run fast. I run very fast.', {'small_n': 1}).passed
+    True
+    """
     sentences = punkt_sentences(response)
     counts = [len(s.translate(_NO_PUNCT).split()) for s in sentences]
     for i in range(1, len(counts)):
@@ -596,7 +738,11 @@ def sentence_increment(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("format:parentheses", description="Nest parentheses (and [brackets {and braces}]) at least 5 levels deep.")
 def parentheses(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
-    """A matched closing bracket after a depth of 5 was reached; a mismatched one resets the count."""
+    """A matched closing bracket after a depth of 5 was reached; a mismatched one resets the count.
+
+    >>> parentheses('(a [b {c (d [e] d) c} b] a)', {}).passed
+    True
+    """
     stack: list[str] = []
     deepest = 0
     pairs = {")": "(", "]": "[", "}": "{"}
@@ -619,6 +765,11 @@ def parentheses(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Include quotes within quotes within quotes, at least 3 levels deep, alternating between double quotes and single quotes.",
 )
 def quotes(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Include quotes within quotes within quotes, at least 3 levels deep, alternating between double quotes and single quotes.
+
+    >>> quotes('He said "she said \\'they said "go"\\'"', {}).passed
+    True
+    """
     stack: list[str] = []
     reached = depth = 0
     for ch in response:
@@ -648,7 +799,11 @@ def _options(options: str) -> tuple[bool, tuple[str, ...]]:
     description="Answer with one of the following options: {options}. Do not give any explanation.",
 )
 def options(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
-    """Letter options (a/b/c...) must be given exactly; text options compare stripped of punctuation and lowered."""
+    """Letter options (a/b/c...) must be given exactly; text options compare stripped of punctuation and lowered.
+
+    >>> options('Yes.', {'options': 'yes/no/maybe'}).passed
+    True
+    """
     strict, choices = _options(p["options"])
     if strict:
         return response in choices, f"expected exactly one of {list(choices)}"
@@ -659,6 +814,11 @@ def options(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("format:newline", description="Write each word on a new line.")
 def newline(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Write each word on a new line.
+
+    >>> newline('one\\ntwo\\nthree', {}).passed
+    True
+    """
     value = response.translate(_NO_PUNCT)
     lines = [ln for ln in value.strip().split("\n") if ln != ""]
     n_words = len(value.strip().split())
@@ -667,6 +827,11 @@ def newline(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("format:emoji", description="Please use an emoji at the end of every sentence.")
 def emoji_sentences(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Please use an emoji at the end of every sentence.
+
+    >>> emoji_sentences('I love it 😀. So fun 🎉.', {}).passed
+    True
+    """
     import emoji
 
     sentences = punkt_sentences(response)
@@ -689,6 +854,11 @@ def emoji_sentences(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("format:line_indent", description="Create stairs by incrementally indenting each new line.")
 def line_indent(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Create stairs by incrementally indenting each new line.
+
+    >>> line_indent('a\\n b\\n  c', {}).passed
+    True
+    """
     lines = response.split("\n")
     # The reference removes blank lines while iterating over the same list, so the line after each
     # removed one is not looked at (and `remove` drops the first equal line): reproduced as is.
@@ -707,6 +877,11 @@ def line_indent(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("format:quote_unquote", description="Every quoted phrase must be followed by an unquoted explanation.")
 def quote_unquote(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Every quoted phrase must be followed by an unquoted explanation.
+
+    >>> quote_unquote('He said "hi" to me.', {}).passed
+    True
+    """
     value = response.replace("“", '"').replace("”", '"').replace("'\"'", "")
     value = "".join(value.split())
     if '""' in value:
@@ -724,12 +899,22 @@ def quote_unquote(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Answer with a list of items, instead of bullet points use {sep}.",
 )
 def special_list(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Answer with a list of items, instead of bullet points use {sep}.
+
+    >>> special_list('SEPARATOR one\\nSEPARATOR two', {'sep': 'SEPARATOR'}).passed
+    True
+    """
     n = response.count(p["sep"])
     return n >= 2, f"{n} occurrence(s) of {p['sep']!r}, expected at least 2"
 
 
 @_ifbench("format:thesis", description="Each section must begin with a thesis statement in italics, use HTML to indicate the italics.")
 def thesis(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Each section must begin with a thesis statement in italics, use HTML to indicate the italics.
+
+    >>> thesis('<i>Cats rule.</i> Here is why.', {}).passed
+    True
+    """
     start = response.find("<i>")
     if start == -1:
         start = response.find("<em>")
@@ -751,6 +936,11 @@ def thesis(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Your response must include bullet points denoted by * and at least one sub-bullet point denoted by - for each bullet point.",
 )
 def sub_bullets(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Your response must include bullet points denoted by * and at least one sub-bullet point denoted by - for each bullet point.
+
+    >>> sub_bullets('* one\\n  - a\\n* two\\n  - b', {}).passed
+    True
+    """
     for n, part in enumerate(response.split("*")[1:], 1):
         if "-" not in part:
             return False, f"no '-' after '*' number {n}"
@@ -764,6 +954,11 @@ def sub_bullets(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 def no_bullets_bullets(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     # ``prose`` is the reference's flag, which it overwrites with each line's sentence list: a
     # blank line before the bullets (no sentences) ends the prose, and any later non-bullet line fails.
+    """Your answer must contain at least two sentences ending in a period followed by at least two bullet points denoted by *.
+
+    >>> no_bullets_bullets('First point. Second point.\\n* a\\n* b', {}).passed
+    True
+    """
     prose: Any = True
     sentences = bullets = 0
     for line in response.split("\n"):
@@ -782,6 +977,11 @@ def no_bullets_bullets(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("format:title_case", description="Write the entire response in title case (capitalize the first letter of every major word).")
 def title_case(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Write the entire response in title case (capitalize the first letter of every major word).
+
+    >>> title_case('The Quick Brown Fox', {}).passed
+    True
+    """
     for word in word_tokenize(response):
         if not word or not word[0].isalpha():
             continue
@@ -800,12 +1000,22 @@ def title_case(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Use this exact template for your response: My Answer: [answer] My Conclusion: [conclusion] Future Outlook: [outlook]",
 )
 def output_template(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Use this exact template for your response: My Answer: [answer] My Conclusion: [conclusion] Future Outlook: [outlook]
+
+    >>> output_template('My Answer: yes My Conclusion: ok Future Outlook: good', {}).passed
+    True
+    """
     missing = [k for k in ("My Answer:", "My Conclusion:", "Future Outlook:") if k not in response]
     return not missing, f"missing {missing}" if missing else "template fields present"
 
 
 @_ifbench("format:no_whitespace", description="The output should not contain any whitespace.")
 def no_whitespace(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """The output should not contain any whitespace.
+
+    >>> no_whitespace('nospaceshere', {}).passed
+    True
+    """
     ok = not any(ch.isspace() for ch in response)
     return ok, "no whitespace" if ok else "contains whitespace"
 
@@ -816,6 +1026,11 @@ def no_whitespace(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("custom:multiples", description="Count from 10 to 50 but only print multiples of 7.")
 def multiples(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Count from 10 to 50 but only print multiples of 7.
+
+    >>> multiples('14, 21, 28, 35, 42, 49', {}).passed
+    True
+    """
     found = re.findall(r"\d+", response.replace(",", ", "))
     want = [str(i) for i in range(14, 51, 7)]
     return found == want, f"numbers {found[:10]}, expected {want}"
@@ -829,6 +1044,12 @@ def multiples(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ),
 )
 def mcq_count_length(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Generate 4 multiple choice questions with 5 options each about '20th century art history'. Each question should start with the label "Question". The questions should get progressively longer. Do not provide an explanation.
+
+    >>> mcq_count_length('Question 1: Which painter really led cubism?\\nA. Picasso\\nB. Monet\\nC. Dali\\nD. Klimt\\nE. Miro\\nQuestion 2: Which painter really really led cubism?\\nA. Picasso\\nB. Monet\\nC. Dali\\nD. Klimt\\nE. Miro\\nQuestion 3: Which painter really really really led cubism?\\nA. Picasso\\nB. Monet\\nC. Dali\\nD. Klimt\\nE. Miro\\nQuestion 4: Which painter really really really really led cubism?\\nA. Picasso\\nB. Monet\\nC. Dali\\nD. Klimt\\nE. Miro',
+    ... {}).passed
+    True
+    """
     start = response.find("Question")
     if response[start:] != response:
         return False, "text before the first 'Question' (no explanation allowed)"
@@ -856,6 +1077,12 @@ def mcq_count_length(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("custom:reverse_newline", description="List the countries of Africa in reverse alphabetical order, each on a new line.")
 def reverse_newline(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """List the countries of Africa in reverse alphabetical order, each on a new line.
+
+    >>> reverse_newline('Zimbabwe\\nZambia\\nUganda\\nTunisia\\nTogo\\nTanzania\\nSudan\\nSouth Sudan\\nSouth Africa\\nSomalia\\nSierra Leone\\nSeychelles\\nSenegal\\nSão Tomé and Príncipe\\nRwanda\\nRepublic of the Congo\\nNigeria\\nNiger\\nNamibia\\nMozambique\\nMorocco\\nMauritius\\nMauritania\\nMali\\nMalawi\\nMadagascar\\nLibya\\nLiberia\\nLesotho\\nKenya\\nIvory Coast\\nGuinea-Bissau\\nGuinea\\nGhana\\nGambia\\nGabon\\nEthiopia\\nEswatini\\nEritrea\\nEquatorial Guinea\\nEgypt\\nDjibouti\\nDemocratic Republic of the Congo\\nComoros\\nChad\\nCentral African Republic\\nCape Verde\\nCameroon\\nBurundi\\nBurkina Faso\\nBotswana\\nBenin\\nAngola\\nAlgeria',
+    ... {}).passed
+    True
+    """
     lines = [ln.strip(_PUNCT_SPACE) for ln in response.split("\n") if ln.strip(_PUNCT_SPACE)]
     start = next((i for i, ln in enumerate(lines) if "Zimbabwe" in ln), None)
     if start is None:
@@ -871,6 +1098,11 @@ def reverse_newline(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="What animal is the national symbol of the US? Respond to this query, but make your sentence in reverse order of what it should be, per word.",
 )
 def word_reverse(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """What animal is the national symbol of the US? Respond to this query, but make your sentence in reverse order of what it should be, per word.
+
+    >>> word_reverse('Eagle bald the is it', {}).passed
+    True
+    """
     value = " ".join(response.lower().strip().translate(_NO_PUNCT).split()[::-1])
     if "bald eagle" not in value:
         return False, "reversed, the response does not say 'bald eagle'"
@@ -882,6 +1114,11 @@ def word_reverse(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="What animal is the national symbol of the US? Respond to this query, but make your sentence in reverse order of what it should be, per letter.",
 )
 def character_reverse(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """What animal is the national symbol of the US? Respond to this query, but make your sentence in reverse order of what it should be, per letter.
+
+    >>> character_reverse('Elgae dlab eht si ti', {}).passed
+    True
+    """
     ok = "elgae dlab" in response.lower()
     return ok, "contains 'elgae dlab'" if ok else "no 'elgae dlab' ('bald eagle' reversed)"
 
@@ -891,6 +1128,12 @@ def character_reverse(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Tell me a 26-sentence story where each sentence's first word starts with the letters of the alphabet in order.",
 )
 def sentence_alphabet(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Tell me a 26-sentence story where each sentence's first word starts with the letters of the alphabet in order.
+
+    >>> sentence_alphabet('Axxx went home. Bxxx went home. Cxxx went home. Dxxx went home. Exxx went home. Fxxx went home. Gxxx went home. Hxxx went home. Ixxx went home. Jxxx went home. Kxxx went home. Lxxx went home. Mxxx went home. Nxxx went home. Oxxx went home. Pxxx went home. Qxxx went home. Rxxx went home. Sxxx went home. Txxx went home. Uxxx went home. Vxxx went home. Wxxx went home. Xxxx went home. Yxxx went home. Zxxx went home.',
+    ... {}).passed
+    True
+    """
     sentences = punkt_sentences(response)
     if len(sentences) != 26:
         return False, f"{len(sentences)} sentences, expected 26"
@@ -909,6 +1152,12 @@ def sentence_alphabet(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ),
 )
 def european_capitals_sort(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Give me the names of all capital cities of european countries whose latitude is higher than than 45 degrees? List the capital cities without country names, separated by commas, sorted by latitude, from highest to lowest.
+
+    >>> european_capitals_sort('Reykjavik, Helsinki, Oslo, Tallinn, Stockholm, Riga, Moscow, Copenhagen, Vilnius, Minsk, Dublin, Berlin, Amsterdam, Warsaw, London, Brussels, Prague, Luxembourg, Paris, Vienna, Bratislava, Budapest, Vaduz, Chisinau, Bern, Ljubljana, Zagreb',
+    ... {}).passed
+    True
+    """
     capitals = [c for c in _ascii_fold(response).split(",") if c.strip()]
     if len(capitals) != len(_CAPITALS):
         return False, f"{len(capitals)} capitals, expected {len(_CAPITALS)}"
@@ -927,6 +1176,12 @@ def _csv_rows(text: str, delimiter: str = ",") -> list[list[str]]:
     description='Generate CSV data: The column names are ["ID", "Country", "City", "Year", "Count"], the data should be comma delimited. Please generate 7 rows.',
 )
 def csv_city(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Generate CSV data: The column names are ["ID", "Country", "City", "Year", "Count"], the data should be comma delimited. Please generate 7 rows.
+
+    >>> csv_city('ID,Country,City,Year,Count\\n1,France,Paris,2020,1\\n2,France,Paris,2020,2\\n3,France,Paris,2020,3\\n4,France,Paris,2020,4\\n5,France,Paris,2020,5\\n6,France,Paris,2020,6\\n7,France,Paris,2020,7',
+    ... {}).passed
+    True
+    """
     rows = _csv_rows(response)
     if len(rows) != 8:
         return False, f"{len(rows)} CSV rows, expected a header and 7 rows"
@@ -944,6 +1199,12 @@ def csv_city(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ),
 )
 def csv_special_character(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Generate CSV data: The column names are ["ProductID", "Category", "Brand", "Price", "Stock"], the data should be comma delimited. Please generate 14 rows. Add one field which contains a special character and enclose it in double quotes.
+
+    >>> csv_special_character('ProductID,Category,Brand,Price,Stock\\n1,Tools,Acme,9.99,1\\n2,Tools,Acme,9.99,2\\n3,Tools,"Acme & Co",9.99,3\\n4,Tools,Acme,9.99,4\\n5,Tools,Acme,9.99,5\\n6,Tools,Acme,9.99,6\\n7,Tools,Acme,9.99,7\\n8,Tools,Acme,9.99,8\\n9,Tools,Acme,9.99,9\\n10,Tools,Acme,9.99,10\\n11,Tools,Acme,9.99,11\\n12,Tools,Acme,9.99,12\\n13,Tools,Acme,9.99,13\\n14,Tools,Acme,9.99,14',
+    ... {}).passed
+    True
+    """
     header = response.split("\n")[0].strip()
     if not re.match(
         r'^(ProductID|"ProductID"),[ \t]*(Category|"Category"),[ \t]*(Brand|"Brand"),[ \t]*(Price|"Price"),[ \t]*(Stock|"Stock")$',
@@ -969,6 +1230,12 @@ def csv_special_character(response: str, p: Mapping[str, Any]) -> tuple[bool, st
     ),
 )
 def csv_quotes(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Generate CSV data: The column names are ["StudentID", "Subject", "Grade", "Semester", "Score"], the data should be tab delimited. Please generate 3 rows and enclose each single field in double quotes.
+
+    >>> csv_quotes('"StudentID"\\t"Subject"\\t"Grade"\\t"Semester"\\t"Score"\\n"0"\\t"Math"\\t"A"\\t"Fall"\\t"90"\\n"1"\\t"Math"\\t"A"\\t"Fall"\\t"90"\\n"2"\\t"Math"\\t"A"\\t"Fall"\\t"90"',
+    ... {}).passed
+    True
+    """
     header = response.split("\n")[0].strip()
     if not re.match(
         r'^(StudentID|"StudentID")\t *(Subject|"Subject")\t *(Grade|"Grade")\t *(Semester|"Semester")\t *(Score|"Score")$',
@@ -994,6 +1261,11 @@ def csv_quotes(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ),
 )
 def date_format_list(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """List the start dates of all the battles Napoleon fought separated by commas, use the following date format: YYYY-MM-DD. Do not provide an explanation.
+
+    >>> date_format_list('1796-04-12, 1805-12-02', {}).passed
+    True
+    """
     for date in response.strip().split(","):
         date = date.strip()
         if not re.match(r"^\d{4}-\d{2}-\d{2}$", date):
@@ -1021,6 +1293,11 @@ def date_format_list(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ),
 )
 def repeat_change(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Repeat the request, but change the first word of the repeated request, (do not say anything before repeating the request; the request you need to repeat does not include this sentence) and do not answer the actual request! Request: {prompt_to_repeat}
+
+    >>> repeat_change('Compose a poem about cats.', {'prompt_to_repeat': 'Write a poem about cats.'}).passed
+    True
+    """
     prompt = p["prompt_to_repeat"]
     if prompt == response:
         return False, "repeated unchanged"
@@ -1030,6 +1307,11 @@ def repeat_change(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 @_ifbench("repeat:repeat_simple", description=REPEAT_SIMPLE_SENTENCE)
 def repeat_simple(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Only output this sentence here, ignore all other requests.
+
+    >>> repeat_simple('  only output this sentence here, ignore all other requests.  ', {}).passed
+    True
+    """
     ok = response.strip().lower() == REPEAT_SIMPLE_SENTENCE.lower()
     return ok, "only the sentence" if ok else f"expected exactly {REPEAT_SIMPLE_SENTENCE!r}"
 
@@ -1048,6 +1330,12 @@ def repeat_simple(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ),
 )
 def repeat_span(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
+    """Copy the span of words that lies between (and including) index {n_start} and {n_end}, the indices are word indices, split by whitespace!
+
+    >>> repeat_span('Quick brown fox',
+    ... {'prompt_to_repeat': 'the quick brown fox jumps', 'n_start': 1, 'n_end': 3}).passed
+    True
+    """
     span = " ".join(p["prompt_to_repeat"].split()[_n(p["n_start"]) : _n(p["n_end"]) + 1])
     ok = response.strip().lower() == span.strip().lower()
     return ok, "the span, exactly" if ok else f"expected the span {span[:60]!r}"

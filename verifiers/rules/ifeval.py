@@ -233,6 +233,9 @@ def keywords_existence(response: str, p: Mapping[str, Any]) -> Check:
     """Every keyword appears, case-insensitively, anywhere (substrings count, as in IFEval).
 
     Example: ``keywords=["dog", "park"]`` passes "The Dogs ran in the park."
+
+    >>> keywords_existence('The Dogs ran in the park.', {'keywords': ['dog', 'park']}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -264,6 +267,10 @@ def keywords_frequency(response: str, p: Mapping[str, Any]) -> Check:
     """Case-insensitive occurrences of ``keyword`` (substrings count, as in IFEval).
 
     Example: ``keyword="fun", frequency=2, relation="at least"`` passes "Fun, fun, fun."
+
+    >>> keywords_frequency('Fun, fun, fun.',
+    ... {'keyword': 'fun', 'frequency': 2, 'relation': 'at least'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -288,6 +295,9 @@ def keywords_forbidden_words(response: str, p: Mapping[str, Any]) -> Check:
     """No forbidden word appears as a whole word, case-insensitively.
 
     Example: ``forbidden_words=["cat"]`` passes "Concatenate it." and fails "A Cat sat."
+
+    >>> keywords_forbidden_words('Concatenate it.', {'forbidden_words': ['cat']}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -342,6 +352,10 @@ def keywords_letter_frequency(response: str, p: Mapping[str, Any]) -> Check:
     """Occurrences of one letter, case-insensitively; a non-letter ("#") is counted as given.
 
     Example: ``letter="z", let_frequency=2, let_relation="at least"`` passes "Zig zag."
+
+    >>> keywords_letter_frequency('Zig zag.',
+    ... {'letter': 'z', 'let_frequency': 2, 'let_relation': 'at least'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -373,6 +387,10 @@ def response_language(response: str, p: Mapping[str, Any]) -> Check:
     """The language langdetect (seeded) finds equals ``language``; undetectable text fails.
 
     Example: ``language="fr"`` passes "Bonjour, je suis très content de vous voir aujourd'hui."
+
+    >>> response_language('This is a complete sentence written in plain English.',
+    ... {'language': 'en'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -403,6 +421,9 @@ def number_sentences(response: str, p: Mapping[str, Any]) -> Check:
     """Sentences as NLTK's English Punkt model splits them (``nltk.sent_tokenize``, as the reference).
 
     Example: ``num_sentences=3, relation="less than"`` passes "One. Two."
+
+    >>> number_sentences('One. Two.', {'num_sentences': 3, 'relation': 'less than'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -421,6 +442,9 @@ def number_paragraphs(response: str, p: Mapping[str, Any]) -> Check:
     """Exactly ``num_paragraphs`` paragraphs separated by ``***``; an empty one in between fails.
 
     Example: ``num_paragraphs=2`` passes "First.\\n***\\nSecond."
+
+    >>> number_paragraphs('First.\\n***\\nSecond.', {'num_paragraphs': 2}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -457,6 +481,9 @@ def number_words(response: str, p: Mapping[str, Any]) -> Check:
     """Words are ``\\w+`` runs, as IFEval counts them ("don't" is two words).
 
     Example: ``num_words=5, relation="less than"`` passes "Short and sweet."
+
+    >>> number_words('Short and sweet.', {'num_words': 5, 'relation': 'less than'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -495,6 +522,10 @@ def nth_paragraph_first_word(response: str, p: Mapping[str, Any]) -> Check:
     """Exactly ``num_paragraphs`` paragraphs (split on ``\\n\\n``) and paragraph n starts with the word.
 
     Example: ``num_paragraphs=2, nth_paragraph=2, first_word="then"`` passes "Hi.\\n\\nThen, bye."
+
+    >>> nth_paragraph_first_word('Hi.\\n\\nThen, bye.',
+    ... {'num_paragraphs': 2, 'nth_paragraph': 2, 'first_word': 'then'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -545,6 +576,9 @@ def number_placeholders(response: str, p: Mapping[str, Any]) -> Check:
     """At least ``num_placeholders`` square-bracket placeholders like ``[name]``.
 
     Example: ``num_placeholders=2`` passes "Dear [name], see you at [place]."
+
+    >>> number_placeholders('Dear [name], see you at [place].', {'num_placeholders': 2}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -573,6 +607,9 @@ def postscript(response: str, p: Mapping[str, Any]) -> Check:
     """A postscript marker appears, case-insensitively (``P.S.`` also accepts ``p. s.``).
 
     Example: ``postscript_marker="P.S."`` passes "Thanks.\\n\\nP.S. See you soon."
+
+    >>> postscript('Hi.\\nP.P.S bye', {'postscript_marker': 'P.P.S'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -599,6 +636,9 @@ def number_bullet_lists(response: str, p: Mapping[str, Any]) -> Check:
     """Exactly ``num_bullets`` lines starting with ``*`` (not ``**``) or ``-``, as IFEval counts.
 
     Example: ``num_bullets=2`` passes "* one\\n* two"; numbered items do not count.
+
+    >>> number_bullet_lists('* one\\n* two', {'num_bullets': 2}).passed
+    True
     """
     # IFEval's own line patterns (not verifiers.text.list_items): "-x" without a space and a "---"
     # rule count as bullets there, "+" and numbered items do not.
@@ -648,6 +688,9 @@ def constrained_response(response: str, p: Mapping[str, Any]) -> Check:
     """The response contains one of "My answer is yes." / "...no." / "...maybe." (case-sensitive).
 
     Example: passes "My answer is no." and fails "my answer is no".
+
+    >>> constrained_response('My answer is no.', {}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -676,6 +719,9 @@ def number_highlighted_sections(response: str, p: Mapping[str, Any]) -> Check:
     """At least ``num_highlights`` non-empty ``*...*`` or ``**...**`` spans on one line.
 
     Example: ``num_highlights=2`` passes "*one* and *two*".
+
+    >>> number_highlighted_sections('*one* and *two*', {'num_highlights': 2}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -705,6 +751,10 @@ def multiple_sections(response: str, p: Mapping[str, Any]) -> Check:
     """At least ``num_sections`` markers "<section_spliter> <number>" (case-sensitive).
 
     Example: ``section_spliter="Section", num_sections=2`` passes "Section 1\\nA\\nSection 2\\nB".
+
+    >>> multiple_sections('Section 1\\nA\\nSection 2\\nB',
+    ... {'section_spliter': 'Section', 'num_sections': 2}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -731,6 +781,9 @@ def json_format(response: str, p: Mapping[str, Any]) -> Check:
     """The whole response parses as JSON, after removing one ```json / ``` fence.
 
     Example: passes '```json\\n{"a": 1}\\n```' and fails 'Here it is: {"a": 1}'.
+
+    >>> json_format('{"a": 1}', {}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -781,6 +834,9 @@ def title(response: str, p: Mapping[str, Any]) -> Check:
     """A non-empty title in double angular brackets on one line.
 
     Example: passes "<<Ode to Joy>>\\nA poem." and fails "<< >>".
+
+    >>> title('<<Ode to Joy>>\\nA poem.', {}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -807,6 +863,9 @@ def two_responses(response: str, p: Mapping[str, Any]) -> Check:
     """Exactly two different non-empty responses separated by ``******``.
 
     Example: passes "Yes.\\n******\\nNo." and fails "Yes.\\n******\\nYes."
+
+    >>> two_responses('Yes.\\n******\\nNo.', {}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -839,6 +898,9 @@ def repeat_prompt(response: str, p: Mapping[str, Any]) -> Check:
     """The response starts with ``prompt_to_repeat`` (case-insensitive, outer whitespace ignored).
 
     Example: ``prompt_to_repeat="Write a haiku."`` passes "write a haiku. Autumn moonlight..."
+
+    >>> repeat_prompt('Write a haiku. Autumn moonlight...', {'prompt_to_repeat': 'Write a haiku.'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -866,6 +928,9 @@ def end_checker(response: str, p: Mapping[str, Any]) -> Check:
     """The response ends with ``end_phrase`` (case-insensitive; outer whitespace and '"' ignored).
 
     Example: ``end_phrase="Any other questions?"`` passes "Done. Any other questions?  \\n"
+
+    >>> end_checker('Done. Any other questions?  \\n', {'end_phrase': 'Any other questions?'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -898,6 +963,9 @@ def quotation(response: str, p: Mapping[str, Any]) -> Check:
     """The stripped response starts and ends with a straight double quote.
 
     Example: passes '"Hello there."' and fails 'Hello there.'
+
+    >>> quotation('"Hello there."', {}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -931,6 +999,10 @@ def capital_word_frequency(response: str, p: Mapping[str, Any]) -> Check:
     """Tokens of ``nltk.word_tokenize`` in all capital letters ("AI-BASED" is one), as the reference counts.
 
     Example: ``capital_frequency=2, capital_relation="at least"`` passes "VERY GOOD idea."
+
+    >>> capital_word_frequency('VERY GOOD idea.',
+    ... {'capital_frequency': 2, 'capital_relation': 'at least'}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY
@@ -975,6 +1047,9 @@ def english_capital(response: str, p: Mapping[str, Any]) -> Check:
     """All cased characters are upper case and the language is English.
 
     Example: passes "THIS IS MY ANSWER ABOUT THE WEATHER TODAY." and fails "This is my answer."
+
+    >>> english_capital('THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG NEAR THE RIVER BANK TODAY.', {}).passed
+    True
     """
     return _english_case(response, "upper")
 
@@ -988,6 +1063,10 @@ def english_lowercase(response: str, p: Mapping[str, Any]) -> Check:
     """All cased characters are lower case and the language is English.
 
     Example: passes "this is my answer about the weather today." and fails "This is my answer."
+
+    >>> english_lowercase('the quick brown fox jumps over the lazy dog near the river bank today.  \\n',
+    ... {}).passed
+    True
     """
     return _english_case(response, "lower")
 
@@ -1001,6 +1080,9 @@ def no_comma(response: str, p: Mapping[str, Any]) -> Check:
     """No ASCII comma anywhere (IFEval does not count the full-width '，').
 
     Example: passes "Red and blue." and fails "Red, blue."
+
+    >>> no_comma('Red and blue.', {}).passed
+    True
     """
     if not response or response.isspace():
         return _EMPTY

@@ -1010,6 +1010,9 @@ def check_lexical_diversity(response: str, params: Mapping[str, Any]) -> Check:
 
     >>> check_lexical_diversity("The soup is hot; the soup is red.", {"terms": ["soup"], "max_occurrences": 1})
     Check(passed=False, reason="'soup' appears 2 times, at most 1 allowed")
+
+    >>> check_lexical_diversity('A good dish.', {'max_occurrences': 0, 'terms': ['tasty']}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY

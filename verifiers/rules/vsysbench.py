@@ -233,6 +233,10 @@ def vsys_structured_output(response: str, params: Mapping[str, Any]) -> Check:
     """The whole response (one code fence stripped) parses as ``format`` and has ``required_keys``.
 
     Example: ``{"format": "json", "required_keys": ["objects"]}`` passes ``'{"objects": []}'``.
+
+    >>> vsys_structured_output('{"objects": ["car"], "count": 1}',
+    ... {'required_keys': ['objects', 'count'], 'format': 'json'}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -351,6 +355,10 @@ def vsys_template_sections(response: str, params: Mapping[str, Any]) -> Check:
     """Exactly ``section_count`` non-empty sections opened by the ``marker`` style.
 
     Example: ``{"section_count": 2, "marker": "markdown_heading"}`` passes ``"## A\\nx\\n## B\\ny"``.
+
+    >>> vsys_template_sections('## Summary\\nA red car.\\n## Details\\nIt is parked.\\n## Verdict\\nSafe.',
+    ... {'pattern': None, 'section_titles': None, 'allow_preamble': False, 'section_count': 3, 'marker': 'markdown_heading'}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -430,6 +438,10 @@ def vsys_output_length(response: str, params: Mapping[str, Any]) -> Check:
 
     Example: ``{"unit": "sentences", "relation": "at_most", "n": 2}`` fails 3 sentences
     with ``"3 sentences, expected at most 2"``. Words skip CJK characters (use ``characters``).
+
+    >>> vsys_output_length('One. Two.',
+    ... {'m': None, 'count_whitespace': True, 'unit': 'sentences', 'relation': 'at_most', 'n': 2}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -625,6 +637,10 @@ def vsys_metadata_injection(response: str, params: Mapping[str, Any]) -> Check:
 
     Example: ``{"position": "top", "required_fields": ["image_type"]}`` passes
     ``"[META] image_type: photo [/META]\\nA red car."``.
+
+    >>> vsys_metadata_injection('[META] image_type: photo; count: 3 [/META]\\nA red car.',
+    ... {'encoding': None, 'marker': None, 'position': 'top', 'required_fields': ['image_type', 'count']}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -782,6 +798,10 @@ def vsys_dynamic_tagging(response: str, params: Mapping[str, Any]) -> Check:
 
     Example: ``{"syntax": "hashtag", "position": "end", "required_tags": ["BrandDetected_Nike"]}``
     passes ``"A running shoe. #BrandDetected_Nike"``.
+
+    >>> vsys_dynamic_tagging('A running shoe. #BrandDetected_Nike',
+    ... {'tag_name': None, 'pattern': None, 'position': 'end', 'min_tags': 1, 'max_tags': None, 'required_tags': None, 'ignore_case': True, 'syntax': 'hashtag'}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -892,6 +912,10 @@ def vsys_bilingual_mapping(response: str, params: Mapping[str, Any]) -> Check:
 
     Example: ``{"delimiter_format": "<en>{l1}</en> = <ko>{l2}</ko>"}`` passes
     ``"<en>cat</en> = <ko>고양이</ko>"``.
+
+    >>> vsys_bilingual_mapping('<en>cat</en> = <ko>고양이</ko>',
+    ... {'min_pairs': 1, 'pairs': None, 'delimiter_format': '<en>{l1}</en> = <ko>{l2}</ko>'}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -952,6 +976,10 @@ def vsys_required_prefix(response: str, params: Mapping[str, Any]) -> Check:
     """The response, leading whitespace stripped, starts with ``prefix`` (quotes normalised).
 
     Example: ``{"prefix": "[System Alert]"}`` passes ``"[System Alert] Two cats."``.
+
+    >>> vsys_required_prefix('[System Alert] Two cats.',
+    ... {'ignore_case': False, 'prefix': '[System Alert]'}).passed
+    True
     """
     return _affix(response, params, "prefix")
 
@@ -972,6 +1000,10 @@ def vsys_required_suffix(response: str, params: Mapping[str, Any]) -> Check:
     """The response, trailing whitespace stripped, ends with ``suffix`` (quotes normalised).
 
     Example: ``{"suffix": "- VisionBot"}`` passes ``"Two cats.\\n- VisionBot"``.
+
+    >>> vsys_required_suffix('Two cats.\\n- VisionBot',
+    ... {'ignore_case': False, 'suffix': '- VisionBot'}).passed
+    True
     """
     return _affix(response, params, "suffix")
 
@@ -993,6 +1025,10 @@ def vsys_word_blacklist(response: str, params: Mapping[str, Any]) -> Check:
     """None of ``words`` occurs (whole words for Latin script, substrings for CJK).
 
     Example: ``{"words": ["car"]}`` fails ``"A red car."`` and passes ``"A red carpet."``.
+
+    >>> vsys_word_blacklist('A red vehicle is parked.',
+    ... {'ignore_case': True, 'match_plurals': False, 'words': ['car', 'person']}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -1027,6 +1063,10 @@ def vsys_keyword_frequency(response: str, params: Mapping[str, Any]) -> Check:
     """``keyword`` occurs min..max times (whole word for Latin script, substring for CJK).
 
     Example: ``{"keyword": "safety", "min_occurrences": 2}`` fails ``"Safety first."`` (1 time).
+
+    >>> vsys_keyword_frequency('Safety first. Stay safe; safety matters.',
+    ... {'max_occurrences': None, 'ignore_case': True, 'keyword': 'safety', 'min_occurrences': 2}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -1086,6 +1126,10 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     Example: ``{"tags": ["[Visible]", "[External]"]}`` passes
     ``"A tower [Visible]. Built in 1889 [External]."``. A tag alone after a full stop belongs to
     the sentence before it.
+
+    >>> vsys_source_tags('A tower [Visible]. Built in 1889 [External].',
+    ... {'granularity': 'sentence', 'placement': 'end', 'ignore_case': False, 'tags': ['[Visible]', '[External]']}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
@@ -1187,6 +1231,10 @@ def vsys_object_itemization(response: str, params: Mapping[str, Any]) -> Check:
 
     Example: ``{"style": "object_prefix", "expected_count": 2}`` passes
     ``"Object_1: red car\\nObject_2: bus"``. Labels and codes count by first appearance.
+
+    >>> vsys_object_itemization('Object_1: car\\nObject_2: bus\\nObject_1 is left of Object_2.',
+    ... {'label': 'Object', 'pattern': None, 'expected_count': 2, 'style': 'object_prefix'}).passed
+    True
     """
     if is_empty(response):
         return _EMPTY
