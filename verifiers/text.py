@@ -292,8 +292,42 @@ def split_sentences(text: str) -> list[str]:
         if not _MAYBE_END.search(line[:-1]):
             sentences.append(line)  # no inner terminator: the whole line is one sentence
             continue
-        sentences += [s.strip() for s in _segmenter().segment(line) if s.strip()]
+        for piece in _bounded_pieces(line):
+            if piece is not line and not _MAYBE_END.search(piece[:-1]):
+                sentences.append(piece.strip())  # a piece of a long line cut at a boundary: one sentence
+                continue
+            sentences += [s.strip() for s in _segmenter().segment(piece) if s.strip()]
     return [s for s in sentences if any(ch.isalnum() for ch in s)]
+
+
+# pysbd's cost grows with the square of the text it is given (a 20 KB line takes seconds, 1 MB an
+# hour). Lines longer than this are cut first at unambiguous boundaries, so segmenting stays linear
+# in the response; a real answer's lines are far shorter and are segmented exactly as before.
+_PYSBD_MAX = 2000
+# A terminator, whitespace, then a capital: a boundary unless the word before is short (Dr., U.S.,
+# a.m., Fig.), which pysbd's abbreviation rules must decide; those stay inside a piece.
+_SAFE_CUT = re.compile(r"(?<=[A-Za-z]{4}[.!?])\s+(?=[A-Z])")
+
+
+def _bounded_pieces(line: str) -> list[str]:
+    if len(line) <= _PYSBD_MAX:
+        return [line]
+    pieces, start = [], 0
+    for m in _SAFE_CUT.finditer(line):
+        pieces.append(line[start:m.start()])
+        start = m.end()
+    pieces.append(line[start:])
+    # A piece without a safe cut (one endless sentence) is cut at whitespace: it holds no boundary
+    # pysbd could have found cheaply anyway, and the count stays bounded by the text's length.
+    out = []
+    for piece in pieces:
+        while len(piece) > 2 * _PYSBD_MAX:
+            cut = piece.rfind(" ", 0, _PYSBD_MAX) if " " in piece[:_PYSBD_MAX] else _PYSBD_MAX
+            cut = cut if cut > 0 else _PYSBD_MAX
+            out.append(piece[:cut])
+            piece = piece[cut:].lstrip()
+        out.append(piece)
+    return out
 
 
 # A line with none of these before its last character cannot hold two sentences (fast path).
