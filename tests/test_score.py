@@ -187,3 +187,15 @@ def test_files_shaped_like_the_official_ones_are_scored_as_shipped(tmp_path):
     proc = score("--strict", "--format", "ifeval", "--items", str(items), "--responses", str(responses),
                  "--out", str(tmp_path / "strict.json"))
     assert proc.returncode == 1 and not (tmp_path / "strict.json").exists()
+
+
+def test_loose_mode_is_a_setting_of_the_eval_hook_and_grpo():
+    from ifpo.eval_hooks.callback import EvalHookConfig
+    from ifpo.train.grpo_recipe import GRPORecipe
+
+    assert EvalHookConfig(items="items.jsonl", mode="loose").mode == "loose"
+    with pytest.raises(ValueError, match="mode"):
+        EvalHookConfig(items="items.jsonl", mode="lenient")
+    assert GRPORecipe(check_mode="loose").check_mode == "loose"
+    with pytest.raises(ValueError, match="check_mode"):
+        GRPORecipe(check_mode="lenient")
