@@ -257,7 +257,7 @@ def split_paragraphs(text: str) -> list[str]:
     Line ends may be CRLF or CR; a line holding only whitespace (U+3000 included) or zero-width
     characters is blank.
 
-    >>> split_paragraphs("一\r\n\r\n二\n\u3000\n三")
+    >>> split_paragraphs("一\\r\\n\\r\\n二\\n\\u3000\\n三")
     ['一', '二', '三']
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -281,7 +281,7 @@ def split_sentences(text: str) -> list[str]:
     a quoted "Stop!" inside a sentence, decimals and "..." do not end a sentence, and CJK
     ``。！？`` do. Fragments without a letter or digit (a stray "1." or "!") are not sentences.
 
-    >>> split_sentences('We met at 9 a.m. in the U.S. office. See Fig. 3.\n- a list item')
+    >>> split_sentences('We met at 9 a.m. in the U.S. office. See Fig. 3.\\n- a list item')
     ['We met at 9 a.m. in the U.S. office.', 'See Fig. 3.', '- a list item']
     """
     sentences: list[str] = []
@@ -392,7 +392,7 @@ def loose_variants(response: str) -> list[tuple[str, str]]:
     (each stripped); and those three with ``*`` removed. A checker in loose mode passes if any
     non-blank variant passes.
 
-    >>> [label for label, _ in loose_variants("a\n*b*\nc")][:3]
+    >>> [label for label, _ in loose_variants("a\\n*b*\\nc")][:3]
     ['as given', "'*' removed", 'first line removed']
     """
     lines = response.split("\n")

@@ -16,8 +16,8 @@ Deliberate differences, each where the reference cannot be reproduced or would c
   :class:`~ifpo.verifiers.registry.MissingParamError`); counts below their meaningful minimum
   (``N`` of ``count:words_japanese`` is a divisor, sentence and word positions start at 1) are
   refused by ``params_check`` where the reference would crash or draw at random;
-- ``words:start_verb`` needs NLTK's averaged-perceptron POS tagger, a model no PyPI package ships
-  with NLTK: it is judge-route here (unjudged without a judge) rather than guessed;
+- ``words:start_verb`` needs NLTK's averaged-perceptron POS tagger, a model ifpo found in no PyPI
+  package: it is judge-route here (unjudged without a judge) rather than guessed;
 - ``ratio:stop_words`` uses NLTK's English stopword list restricted to words without an apostrophe:
   the reference compares ``\\w+`` tokens, which never hold an apostrophe, so the verdicts are the
   same (and do not depend on which NLTK data release added more contractions);

@@ -384,7 +384,7 @@ def _check_language(p: Mapping[str, Any]) -> str | None:
     description="Your ENTIRE response should be in {language} language, no other language is allowed.",
 )
 def response_language(response: str, p: Mapping[str, Any]) -> Check:
-    """The language langdetect (seeded) finds equals ``language``; undetectable text fails.
+    """The language langdetect (seeded) finds equals ``language``; undetectable text counts as followed (as IFEval).
 
     Example: ``language="fr"`` passes "Bonjour, je suis très content de vous voir aujourd'hui."
 
