@@ -243,3 +243,10 @@ def test_ifeval_import_accepts_ifbench_records(tmp_path):
     item = ifeval_record_to_item(record)
     assert item["source"] == "ifbench" and item["tasks"] == []
     assert [c["params"] for c in item["constraints"]] == [{"small_n": 2}, {}]
+
+
+def test_positions_may_be_stored_as_whole_floats():
+    ctype = REGISTRY.get("sentence:keyword")
+    assert run_checker(ctype, "Red sky. The blue sea.", {"word": "blue", "N": 2.0}).passed
+    with pytest.raises(ValueError, match="whole number"):
+        run_checker(ctype, "Red sky. The blue sea.", {"word": "blue", "N": 1.5})

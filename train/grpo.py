@@ -117,6 +117,8 @@ def main(argv: list[str]) -> int:
         callbacks=callbacks,
         budget=cfg.media_budget(),
         media_root=media_root,
+        shared_prompt=cfg.shared_prompt,
+        media_guard=cfg.media_guard,
     )
     # ifpo's own keys (LoRA, pairs, media budgets, eval hook) beside TrainingArguments in every tracker's config.
     cb.RecipeConfigCallback(dataclasses.asdict(cfg)).attach(trainer)

@@ -126,6 +126,17 @@ class GRPORecipe:
     )
     rollouts_per_step: int = field(default=4, metadata={"help": "rollouts written each time"})
     eval_hook: dict | None = _dpo_field("eval_hook")
+    # shared-prompt forward and media guard (train/shared_prompt.py, verifiers/media_guard.py)
+    shared_prompt: bool = field(
+        default=True,
+        metadata={"help": "run a prompt and its media once for the completions of it that share a forward chunk "
+                  "(block attention mask; same log-probs); turned off automatically with flash attention"},
+    )
+    media_guard: bool = field(
+        default=True,
+        metadata={"help": "refuse, naming the item, a prompt whose image/video placeholders and media tensors disagree "
+                  "or whose media vanished (before generation and every forward)"},
+    )
     # resume
     resume: bool = _dpo_field("resume")
     interrupt_after_steps: int | None = _dpo_field("interrupt_after_steps")

@@ -105,7 +105,20 @@ def _ifbench(
 
 
 def _int(name: str, help: str) -> Param:
-    return Param(name, "int", required=True, help=help)
+    # "number": the data may store a position as 3.0; _positions() refuses a fraction.
+    return Param(name, "number", required=True, help=help)
+
+
+def _positions(*names: str, minimum: int) -> Callable[[Mapping[str, Any]], str | None]:
+    """A params_check: each of ``names`` is a whole number >= ``minimum`` (a position or divisor)."""
+    def check(p: Mapping[str, Any]) -> str | None:
+        for name in names:
+            value = p.get(name)
+            if value is not None and float(value) != int(value):
+                return f"{name} must be a whole number, got {value}"
+        return at_least_check(*names, minimum=minimum)(p)
+
+    return check
 
 
 def _num(name: str, help: str) -> Param:
@@ -381,7 +394,7 @@ def punctuation_cover(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 @_ifbench(
     "count:words_japanese",
     params=[_int("N", "every N-th word must be Japanese")],
-    params_check=at_least_check("N", minimum=1),
+    params_check=_positions("N", minimum=1),
     description="Every {N}th word of your response must be in Japanese.",
 )
 def words_japanese(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
@@ -622,7 +635,7 @@ def no_consecutive(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
         _int("n", "1-based sentence number"),
         _int("m", "1-based word number within that sentence"),
     ],
-    params_check=all_checks(nonblank_check("keyword"), at_least_check("n", "m", minimum=1)),
+    params_check=all_checks(nonblank_check("keyword"), _positions("n", "m", minimum=1)),
     description="Include keyword {keyword} in the {n}-th sentence, as the {m}-th word of that sentence.",
 )
 def keywords_specific_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
@@ -695,7 +708,7 @@ def alliteration_increment(response: str, p: Mapping[str, Any]) -> tuple[bool, s
 @_ifbench(
     "sentence:keyword",
     params=[Param("word", "str", required=True, help="the keyword"), _int("N", "1-based sentence number")],
-    params_check=all_checks(nonblank_check("word"), at_least_check("N", minimum=1)),
+    params_check=all_checks(nonblank_check("word"), _positions("N", minimum=1)),
     description='The response must include keyword "{word}" in the {N}-th sentence.',
 )
 def sentence_keyword(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
@@ -1323,7 +1336,7 @@ def repeat_simple(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
         _int("n_start", "first word index (0-based, whitespace split)"),
         _int("n_end", "last word index, inclusive"),
     ],
-    params_check=all_checks(nonblank_check("prompt_to_repeat"), at_least_check("n_start", "n_end", minimum=0)),
+    params_check=all_checks(nonblank_check("prompt_to_repeat"), _positions("n_start", "n_end", minimum=0)),
     description=(
         "Copy the span of words that lies between (and including) index {n_start} and {n_end}, the indices are word "
         "indices, split by whitespace!"
