@@ -399,3 +399,35 @@ def test_paragraph_boundaries(text, expected):
 )
 def test_general_sentence_splitter(text, n):
     assert len(split_sentences(text)) == n, split_sentences(text)
+
+
+@pytest.mark.parametrize(
+    ("fn", "text", "expected"),
+    [
+        # strip_code_fences: CRLF fences too
+        ("fence", '```json\r\n{"a": 1}\r\n```', '{"a": 1}'),
+        ("fence", '```\n{"a": 1}\n```', '{"a": 1}'),
+        # cjk_length (Video-IFBench's zh_length): whitespace, U+3000 included, is not counted
+        ("cjk_length", "红色\u3000的 车\r\n", 4),
+        ("cjk_length", "红\u200b色", 3),  # a zero-width character is not whitespace (as the scorer counts)
+        # squash_whitespace: U+3000 and CRLF are whitespace
+        ("squash", "a\u3000\u3000b\r\nc", "a b c"),
+        # find_phrase: Latin inside Chinese is found, Hangul phrases as substrings (particles glue)
+        ("find", ("我用NASA数据", "NASA"), 1),
+        ("find", ("세계가 좋다", "세계"), 1),
+        ("find", ("a carpet", "car"), 0),
+        # nonblank_lines: a zero-width-only or U+3000-only line is blank
+        ("nonblank", "a\r\n\u200b\r\n\u3000\r\nb", ["a", "b"]),
+    ],
+)
+def test_primitives_across_scripts(fn, text, expected):
+    from ifpo.verifiers.text import cjk_length, nonblank_lines, strip_code_fences
+
+    got = {
+        "fence": lambda: strip_code_fences(text),
+        "cjk_length": lambda: cjk_length(text),
+        "squash": lambda: squash_whitespace(text),
+        "find": lambda: len(find_phrase(*text)),
+        "nonblank": lambda: nonblank_lines(text),
+    }[fn]()
+    assert got == expected

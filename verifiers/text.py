@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-_FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\n")
+_FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\r?\n")  # CRLF line ends too
 _FENCE_CLOSE = re.compile(r"\n?```\s*$")
 
 # CJK Unified Ideographs (+ext A), compatibility ideographs, Hiragana, Katakana, Hangul, and
