@@ -335,7 +335,8 @@ def check_csv(response: str, params: Mapping[str, Any]) -> Check:
         if numeric:
             return Check(False, f"header cell {numeric[0]!r} looks like data; "
                                 "the first row must name the columns")
-        duplicates = sorted({c for c in header if header.count(c) > 1})
+        counts = Counter(header)  # header.count per cell was quadratic in the row's width
+        duplicates = sorted(c for c, n in counts.items() if n > 1)
         if duplicates:
             return Check(False, f"header repeats column name(s) {duplicates}")
         wanted = params.get("columns") or []
@@ -450,7 +451,8 @@ _MD_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
     ("table", re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$|^\s*\|.*\|.*\|\s*$")),
     ("code", re.compile(r"^\s*(?:```|~~~)|`[^`\n]+`")),
-    ("link", re.compile(r"!?\[[^\]\n]+\]\([^)\s]+(?:\s+\"[^\"]*\")?\)")),
+    # Link text holds no "[": otherwise every "[" of a "[[[[..." line rescans the rest (quadratic).
+    ("link", re.compile(r"!?\[[^\[\]\n]+\]\([^)\s]+(?:\s+\"[^\"]*\")?\)")),
     ("blockquote", re.compile(r"^\s{0,3}>\s?\S")),
     ("rule", re.compile(r"^\s{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")),
 )
@@ -459,12 +461,15 @@ _MD_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 def _markdown_findings(text: str) -> list[tuple[str, int, str]]:
     """``(element, 1-based line, line text)`` for every Markdown construct, in line order."""
     findings: list[tuple[str, int, str]] = []
+    lines = text.splitlines()  # once: per item or per line it made the check quadratic in the response
+    list_lines: set[int] = set()
     for item in list_items(text):
         element = "bullet" if item.kind == "bullet" else "numbered"
-        findings.append((element, item.line + 1, text.splitlines()[item.line]))
-    for index, line in enumerate(text.splitlines()):
+        findings.append((element, item.line + 1, lines[item.line]))
+        list_lines.add(item.line)
+    for index, line in enumerate(lines):
         for element, pattern in _MD_LINE_PATTERNS:
-            if element == "rule" and any(f[1] == index + 1 for f in findings):
+            if element == "rule" and index in list_lines:
                 continue  # "- - -" is a thematic break only when it is not already a list item
             if pattern.search(line):
                 findings.append((element, index + 1, line))
