@@ -128,6 +128,9 @@ def main() -> int:
         print(f"{iid:<{width}}  {n:>4}  {100 * a / n:6.1f}%  {100 * b / n:6.1f}%")
         tot = [tot[0] + n, tot[1] + a, tot[2] + b]
     print(f"{'all':<{width}}  {tot[0]:>4}  {100 * tot[1] / tot[0]:6.1f}%  {100 * tot[2] / tot[0]:6.1f}%")
+    lifted = sum(1 for s, lo in zip(ours["strict"], ours["loose"]) if lo and not s)
+    lifted_ref = sum(1 for rs, rl in ref if rl and not rs)
+    print(f"cases where loose passes and strict fails: ifpo {lifted}, reference {lifted_ref}")
     for m in misses[:30]:
         print("disagree:", m)
     return 0
