@@ -1,4 +1,4 @@
-"""Importers: benchmark files -> ifpo items (DESIGN.md "The item").
+"""Importers: benchmark files -> ifpo items (docs/DESIGN.md, "The item").
 
 Each importer reads one record per line and yields items; a bad record is reported as
 ``file:line: field: what was expected`` and skipped (counted), never silently. Fields the

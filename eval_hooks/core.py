@@ -8,7 +8,7 @@ One evaluation folder holds::
 
 ``report.json`` is written last and atomically: its presence means the folder is complete, which
 is how a resumed training run and ``ifpo compare`` tell finished evaluations from partial ones.
-Scoring goes through ``verifiers`` only (one verdict, computed one way: DESIGN.md).
+Scoring goes through ``verifiers`` only (one verdict, computed one way: docs/DESIGN.md, "The verdict contract").
 """
 
 from __future__ import annotations
@@ -140,7 +140,9 @@ def score_and_write(
     if judge is not None:
         # Stats are cumulative over the judge's life (the callback reuses one judge): report this run's share.
         after = judge.stats.as_dict()
-        judge_stats = {k: after[k] - before[k] for k in after}
+        judge_stats = {k: after[k] - before[k] for k in after if isinstance(after[k], (int, float))}
+        if judge_stats.get("failures"):
+            judge_stats["first_error"] = after.get("first_error")
     report = build_report(results, missing=missing, judge_stats=judge_stats, items={i["id"]: i for i in items})
     report["evaluation"] = {**evaluation, "score_seconds": round(time.perf_counter() - start, 3)}
     write_jsonl_atomic(out_dir / RESPONSES, ({"id": i["id"], "response": responses[i["id"]]} for i in items

@@ -1,4 +1,4 @@
-"""Metric formulas against hand-computed values (DESIGN.md "Metrics")."""
+"""Metric formulas against hand-computed values (docs/DESIGN.md, "Metrics")."""
 
 from __future__ import annotations
 

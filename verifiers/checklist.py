@@ -1,7 +1,7 @@
 """Checklist evaluation: (item, response) -> per-constraint verdicts + task gate.
 
 This is the one place a verdict is computed; the pair builders, the RL reward and the checkpoint
-evaluation all call it (DESIGN.md: "A verdict computed one way in one place").
+evaluation all call it (docs/DESIGN.md, "Verification routes": a verdict is computed one way in one place).
 
 Routes:
 - rule: the registered checker runs in-process on the item's params.

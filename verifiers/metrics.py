@@ -1,4 +1,4 @@
-"""Benchmark metrics, exactly as DESIGN.md defines them (from VCIFBench, Video-IFBench, VSysBench).
+"""Benchmark metrics, exactly as docs/DESIGN.md, "Metrics", defines them (from VCIFBench, Video-IFBench, VSysBench).
 
 Inputs are plain records so that every caller (``ifpo score``, RL rewards, checkpoint evaluation)
 computes a metric the same way:

@@ -43,7 +43,7 @@ PARAM_KINDS = ("int", "number", "str", "bool", "list[str]", "list[int]", "list",
 
 
 class MissingParamError(ValueError):
-    """A required parameter is absent: checkers never invent one (DESIGN.md, rule route)."""
+    """A required parameter is absent: checkers never invent one (docs/DESIGN.md, "Verification routes")."""
 
 
 class UnknownNameError(KeyError, ValueError):

@@ -1,4 +1,4 @@
-"""The item (a verified instruction): loading JSONL and validating it against DESIGN.md's schema.
+"""The item (a verified instruction): loading JSONL and validating it against the schema of docs/DESIGN.md, "The item".
 
 Every error names the file, the line, the item id and the field path, and says what was expected.
 A bad line never hides the errors of later lines: loading goes on and collects them all.

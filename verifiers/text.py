@@ -1,6 +1,6 @@
 """Text primitives shared by every rule checker, so that a word or a sentence is counted one way.
 
-Conventions (DESIGN.md, "Compatibility"): leading/trailing code fences are stripped before
+Conventions (docs/DESIGN.md, "Compatibility with the benchmarks' own ids"): leading/trailing code fences are stripped before
 format checks; words are Latin-script tokens (CJK characters are not words; they are counted by
 :func:`cjk_length`); paragraphs split on blank lines; curly quotes normalise to straight ones;
 phrases and keywords match as whole words for Latin text, where CJK characters do not glue to a

@@ -1,7 +1,7 @@
 """Benchmark items for the bundled sample, written against the procedural media's known facts.
 
 ``build_items(facts)`` turns the facts of :func:`generate_media` into verified instructions (the
-item schema of DESIGN.md): Single, Multi, Selection and Nested items over the videos, VSysBench
+item schema of docs/DESIGN.md, "The item"): Single, Multi, Selection and Nested items over the videos, VSysBench
 style system-message items over the images (with a misaligned user prefix for each of the five
 override styles), one Conflict-30 item per template, and a few text-only IFEval items.
 

@@ -3,7 +3,7 @@
 Routes follow the table's evaluation column: *Rule-based* types are ``route="rule"``, *Hybrid*
 types are ``route="hybrid"`` (a judge may extract their params from the constraint text when the
 item omits them; the checker itself always receives complete params), *LLM-based* types are
-judge-route and carry no checker. Parameter names are ifpo's (DESIGN.md, "Compatibility").
+judge-route and carry no checker. Parameter names are ifpo's (docs/DESIGN.md, "Compatibility with the benchmarks' own ids").
 
 Hybrid types mark the params that the constraint text must fix as *required* (some of them
 nullable, e.g. ``max_count: null`` for "at least 40 words"): an item that omits them is what tells

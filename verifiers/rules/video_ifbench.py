@@ -2,7 +2,7 @@
 
 Behaviour follows the released scorer (``video_ifbench/function_judges.py`` in
 github.com/Alexios-hub/Video-IFBench), reimplemented from its documented behaviour. Shared
-conventions (DESIGN.md, "Compatibility"): one surrounding code fence is stripped first; keywords
+conventions (docs/DESIGN.md, "Compatibility with the benchmarks' own ids"): one surrounding code fence is stripped first; keywords
 match as whole words for Latin text and as substrings when the keyword contains CJK; words are
 counted as the scorer counts them (Han characters separate words, so Latin words inside Chinese
 count; Hangul and kana runs are words) and ``zh_length`` counts every non-space character;
