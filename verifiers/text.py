@@ -1,8 +1,12 @@
 """Text primitives shared by every rule checker, so that a word or a sentence is counted one way.
 
 Conventions (docs/DESIGN.md, "Compatibility with the benchmarks' own ids"): leading/trailing code fences are stripped before
-format checks; words are Latin-script tokens (CJK characters are not words; they are counted by
-:func:`cjk_length`); paragraphs split on blank lines; curly quotes normalise to straight ones;
+format checks; words are tokens of space-separated scripts (Latin, Cyrillic, Greek, Hangul: Han
+and kana characters are not words, they are counted by :func:`cjk_length`, and never glue to a
+Latin word beside them); paragraphs split on blank lines (CRLF, U+3000 and zero-width-only lines
+are blank); sentences are split by pysbd's rules line by line (:func:`split_sentences`), or by
+NLTK's English Punkt model where IFEval / IFBench semantics are needed (:func:`punkt_sentences`,
+:func:`word_tokenize`); curly quotes normalise to straight ones;
 phrases and keywords match as whole words for Latin text, where CJK characters do not glue to a
 Latin word, and as substrings when they contain CJK (:func:`find_phrase`, :func:`count_phrase`).
 Reasons quote text with :func:`excerpt` and :func:`listing`, and count units with :func:`plural`.
