@@ -107,8 +107,13 @@ def generate_resumable(
     *,
     chunk: int = 8,
     progress: bool = True,
+    failures: list[tuple[str, str]] | None = None,
 ) -> dict[str, str]:
-    """Answers for every item, reusing those already in ``out_dir/responses.jsonl``; new ones are appended as made."""
+    """Answers for every item, reusing those already in ``out_dir/responses.jsonl``; new ones are appended as made.
+
+    An item whose answer cannot be made (endpoint failure after retries, corrupt media) is left
+    out, with ``(id, reason)`` appended to ``failures``; the others are kept, and a rerun retries it.
+    """
     path = out_dir / RESPONSES
     done, damaged = read_responses(path)
     ids = {item["id"] for item in items}
@@ -128,15 +133,37 @@ def generate_resumable(
         # Chunks keep an HTTP backend's requests in flight while each answer still lands on disk quickly.
         for start in range(0, len(todo), chunk):
             batch = todo[start:start + chunk]
-            texts = generator.generate([item_messages(item) for item in batch])
-            for item, text in zip(batch, texts):
-                log.append(item["id"], text)
-                done[item["id"]] = text
+            for item, text in zip(batch, _generate_each(generator, batch)):
+                if isinstance(text, str):
+                    log.append(item["id"], text)
+                    done[item["id"]] = text
+                elif failures is not None:
+                    failures.append((item["id"], str(text)))
             if bar is not None:
                 bar.update(len(batch))
     if bar is not None:
         bar.close()
     return done
+
+
+def _generate_each(generator: Generator, batch: Sequence[Mapping[str, Any]]) -> list[str | Exception]:
+    """One answer or the error that prevented it per item: one bad item never costs its chunk."""
+    conversations = [item_messages(item) for item in batch]
+    if hasattr(generator, "generate_or_errors"):
+        return generator.generate_or_errors(conversations)
+    try:
+        return list(generator.generate(conversations))
+    except (ValueError, OSError, RuntimeError) as exc:
+        if len(batch) == 1:
+            return [exc]
+    # The batch failed as a whole (a corrupt video in it): answer item by item to find which.
+    out: list[str | Exception] = []
+    for conversation in conversations:
+        try:
+            out.append(generator.generate([conversation])[0])
+        except (ValueError, OSError, RuntimeError) as exc:
+            out.append(exc)
+    return out
 
 
 def check_resume(out_dir: Path, identity: Mapping[str, Any], overwrite: bool) -> None:
@@ -177,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--out", required=True, help="output folder (created; resumed when it holds a partial evaluation)")
     io.add_argument("--limit", type=int, help="evaluate only the first N items")
     io.add_argument("--overwrite", action="store_true", help="discard what --out holds and start again")
+    io.add_argument("--strict", action="store_true",
+                    help="refuse the items file when any record is invalid (default: name and skip them)")
     gen = parser.add_argument_group("generation (defaults as in the training callback)")
     gen.add_argument("--generation", help="YAML with keys of verifiers.generation.GenerationConfig; flags below override it")
     gen.add_argument("--temperature", type=float, help="sampling temperature (default 0.1 as VCIFBench; 0 = greedy)")
@@ -197,12 +226,9 @@ def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
 
     data: dict[str, Any] = dict(DEFAULT_GENERATION)
     if args.generation:
-        import yaml
+        from ifpo.verifiers.config import yaml_mapping
 
-        loaded = yaml.safe_load(Path(args.generation).read_text(encoding="utf-8")) or {}
-        if not isinstance(loaded, dict):
-            raise ValueError(f"{args.generation}: expected a mapping of generation settings")
-        data.update(loaded)
+        data.update(yaml_mapping(args.generation))  # syntax errors and a missing file: one line
     flags = {"temperature": args.temperature, "top_p": args.top_p, "max_new_tokens": args.max_new_tokens,
              "seed": args.seed, "concurrency": args.concurrency, "api_key_env": args.api_key_env, "device": args.device}
     data.update({k: v for k, v in flags.items() if v is not None})
@@ -221,7 +247,7 @@ def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The whole evaluation; returns the report. Raises ValueError on bad input."""
     from ifpo.verifiers.judge import make_judge
-    from ifpo.verifiers.schema import read_items
+    from ifpo.verifiers.schema import load_items
 
     if args.endpoint and args.adapter:
         raise ValueError("--adapter applies to in-process models; an endpoint serves its own weights (use --model NAME)")
@@ -230,7 +256,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     items_path = Path(args.items)
     if not items_path.is_file():
         raise ValueError(f"--items {items_path}: file not found")
-    items = read_items(items_path, root=args.root)[: args.limit]
+    loaded = load_items(items_path, root=args.root)
+    if loaded.errors:
+        shown = "\n  ".join(str(e) for e in loaded.errors[:20])
+        if args.strict or not loaded.items:
+            raise ValueError(f"{len(loaded.errors)} invalid item field(s):\n  {shown}")
+        # Bad records are named and skipped; the valid items are evaluated (--strict refuses).
+        print(f"ifpo evaluate: skipping invalid records:\n  {shown}", file=sys.stderr)
+    items = loaded.items[: args.limit]
     if not items:
         raise ValueError(f"{items_path}: no items")
     root = Path(args.root) if args.root else items_path.parent
@@ -257,9 +290,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # Load weights only when something is left to generate (a resume after generation costs nothing).
         kwargs["model"], kwargs["processor"] = load_model(base, adapter, config.device, args.dtype)
     generator = make_generator(config, root, **kwargs)
+    failures: list[tuple[str, str]] = []
     try:
         responses = generate_resumable(
-            items, generator, out_dir, chunk=config.concurrency if args.endpoint else 8, progress=not args.no_progress
+            items, generator, out_dir, chunk=config.concurrency if args.endpoint else 8, progress=not args.no_progress,
+            failures=failures,
         )
     finally:
         generator.close()
@@ -276,6 +311,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "generation": {k: v for k, v in dataclasses.asdict(config).items() if k not in ("model", "api_key_env")},
         "judge": judge.config.model if judge is not None else None,
         "generate_seconds": round(generate_seconds, 3),
+        "generation_failures": {"count": len(failures), "first_error": failures[0][1] if failures else None,
+                                "items": [i for i, _ in failures]},
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     evaluator = ChecklistEvaluator(judge, media_root=root)
@@ -298,6 +335,17 @@ def cli_main(argv: list[str]) -> int:
         return 2
     print(format_table(report))
     print(f"\nwrote {Path(args.out) / 'report.json'}")
+    failed = (report.get("evaluation") or {}).get("generation_failures") or {}
+    judge = report.get("judge") or {}
+    if judge.get("failures"):
+        print(f"ifpo evaluate: WARNING: {judge['failures']} judge request(s) failed (verdicts unjudged); first error: "
+              f"{judge.get('first_error')}", file=sys.stderr)
+    if failed.get("count"):
+        # Loud and non-zero: the report covers fewer items than asked; a rerun retries only those.
+        print(f"ifpo evaluate: {failed['count']} of {report['evaluation']['n_items']} item(s) got no answer and are "
+              f"not scored; first error: {failed['first_error']}; rerun the same command to retry them",
+              file=sys.stderr)
+        return 1
     return 0
 
 
