@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from ifpo.eval_hooks.dashboard import render_dashboard
+from ifpo.eval_hooks.dashboard import DEFAULT_MAX_MEDIA_KB, render_dashboard
 from ifpo.eval_hooks.reports import (
     Comparison,
     default_pair,
@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="items JSONL for instructions in the browser (default: the files the evaluations name)")
     parser.add_argument("--title", default="ifpo checkpoint comparison", help="page title")
     parser.add_argument("--max-chars", type=int, default=4000, help="responses longer than this are clipped in the page")
+    parser.add_argument("--max-media-kb", type=int, default=DEFAULT_MAX_MEDIA_KB,
+                        help="cap on the embedded image/video-frame thumbnails in total (0: none)")
     parser.add_argument("--wandb", action="store_true",
                         help="also log the comparison as wandb tables (project: $WANDB_PROJECT or 'ifpo')")
     return parser
@@ -64,9 +66,12 @@ def log_wandb(comparison: Comparison, pair) -> str:
         table = wandb.Table(columns=cols, data=[[c.get(k) for k in cols] for c in data["checkpoints"]])
         logs = {"ifpo/checkpoints": table}
         if pair is not None:
-            rows = [[kind, e["id"], ", ".join(e["changed"])] for kind in ("regressions", "fixes")
-                    for e in data["flips"][kind]]
-            logs["ifpo/flips"] = wandb.Table(columns=["kind", "item", "changed constraints"], data=rows)
+            a, b = pair
+            rows = [[kind, e["id"], ", ".join(e["changed"]), a.responses.get(e["id"]), b.responses.get(e["id"])]
+                    for kind in ("regressions", "fixes") for e in data["flips"][kind]]
+            logs["ifpo/flips"] = wandb.Table(
+                columns=["kind", "item", "changed constraints", f"response A ({a.label})", f"response B ({b.label})"],
+                data=rows)
         run.log(logs)
         return run.name or run.id
     finally:
@@ -99,7 +104,11 @@ def cli_main(argv: list[str]) -> int:
         item_files = sorted({str(c.report.get("evaluation", {}).get("items")) for c in comparison.checkpoints
                              if c.report.get("evaluation", {}).get("items")})
     texts = load_item_texts(item_files)
-    page = render_dashboard(comparison, pair, texts, title=args.title, max_chars=args.max_chars)
+    if args.max_media_kb < 0:
+        print("ifpo compare: --max-media-kb must be >= 0", file=sys.stderr)
+        return 2
+    page = render_dashboard(comparison, pair, texts, title=args.title, max_chars=args.max_chars,
+                            max_media_kb=args.max_media_kb)
     out = Path(args.out)
     write_text_atomic(out, page)
     print(format_comparison(comparison, pair))

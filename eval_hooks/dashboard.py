@@ -3,15 +3,25 @@
 One file, no network: the page embeds the comparison as JSON (``<script type="application/json"
 id="ifpo-data">``) and an inline script (``dashboard_assets.SCRIPT``) draws it:
 
-- ``#summary``: one row per checkpoint (IPR, CPR micro/macro, TCSR, TISR, near-miss, unjudged);
-- ``#curves``: ``svg.chart.curve`` per metric, a ``path.series`` per run over steps (a run without
-  steps, e.g. an API model, is a dashed level line);
-- ``#pair-charts``: bars (``svg.chart.bars``, ``rect.bar``) per dimension, per constraint count k
-  and per constraint type for the two chosen checkpoints A and B (``#pick-a``/``#pick-b``);
+- ``#warnings``: ``div.warning.item-sets`` when the checkpoints were evaluated on different item sets;
+- ``#summary``: one row per checkpoint (IPR, CPR micro/macro, TCSR, TISR, near-miss, unjudged), each
+  rate with its 95% interval (``reports.rate_intervals``); ``n/j`` (nothing judged) is never shown as 0;
+- ``#train-curves``: ``svg.train-curve`` per training-log key (loss, rewards/margins, per-kind
+  accuracies, GRPO reward means, ...) from each run's ``log_history.jsonl`` / ``trainer_state.json``;
+- ``#curves``: ``svg.chart.curve`` per metric, a ``path.series`` per run over steps with a shaded
+  interval band (a run without steps, e.g. an API model, is a dashed level line drawn beneath);
+  legend entries (``span.legend-item[data-run]``) hide/show a run in every chart (``#hide=RUN`` too);
+- ``#pair-charts``: the A/B table with intervals and Δ (``table.delta-table``), bars (``svg.chart.bars``,
+  ``rect.bar``, interval whiskers) per dimension, per constraint count k and per constraint type for
+  the two chosen checkpoints A and B (``#pick-a``/``#pick-b``), a warning when A and B differ in items;
 - ``#heatmap``: constraint types by checkpoints (``svg.chart.heatmap``, ``rect.cell``), VCIFBench Fig. 7 style;
 - ``#flips``: items whose outcome changed from A to B (``tr.flip.regression`` / ``tr.flip.fix``,
-  ``data-id`` = item id) with both responses and verdicts side by side, changed verdicts marked;
-- ``#samples``: a sample browser (checkpoint, outcome filter, text search);
+  ``data-id`` = item id) with the item's image or sampled video frames (``img.thumb``), both responses
+  and verdicts side by side, changed verdicts marked;
+- ``#samples``: a sample browser (checkpoint, outcome filter, text search), thumbnails in each entry;
+
+Thumbnails are JPEG data URIs (one strip per image or video, THUMB_FRAMES frames decoded by
+``verifiers/media.py``), capped at ``max_media_kb`` in total so the page stays one reasonable file.
 - ``#skipped``: reports that were corrupt or partial, with the reason.
 
 When the script has run, ``body[data-rendered="true"]``.
@@ -23,11 +33,26 @@ import html
 import json
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ifpo.eval_hooks.dashboard_assets import SCRIPT, STYLE
-from ifpo.eval_hooks.reports import Checkpoint, Comparison
+from ifpo.eval_hooks.reports import (
+    MAX_TRAIN_KEYS,
+    Checkpoint,
+    Comparison,
+    item_set_groups,
+    item_set_warning,
+    load_history,
+    rate_intervals,
+    train_series,
+)
 from ifpo.verifiers.metrics import item_outcome
+
+# Thumbnails: a strip of this height per item; all of them together stay under the page's media cap.
+THUMB_HEIGHT = 72
+THUMB_FRAMES = 4
+DEFAULT_MAX_MEDIA_KB = 2048
 
 METRICS = (("ipr", "IPR"), ("cpr_micro", "CPR micro"), ("cpr_macro", "CPR macro"), ("tcsr", "TCSR"), ("tisr", "TISR"))
 
@@ -66,8 +91,90 @@ def checkpoint_data(c: Checkpoint, key: str, max_chars: int) -> dict[str, Any]:
         "dims": r["cpr_by_dimension"],
         "types": {t: v.get("cpr") for t, v in r["by_constraint_type"].items()},
         "by_k": r["by_k"],
+        "ci": rate_intervals(r),
         "items": items,
     }
+
+
+def _strip(frames: Sequence[Any]) -> bytes:
+    """Frames (PIL images) side by side at THUMB_HEIGHT, as one JPEG."""
+    import io
+
+    from PIL import Image
+
+    scaled = [f.convert("RGB").resize((max(1, round(f.width * THUMB_HEIGHT / f.height)), THUMB_HEIGHT)) for f in frames]
+    strip = Image.new("RGB", (sum(f.width for f in scaled) + 2 * (len(scaled) - 1), THUMB_HEIGHT), "white")
+    x = 0
+    for f in scaled:
+        strip.paste(f, (x, 0))
+        x += f.width + 2
+    buf = io.BytesIO()
+    strip.save(buf, "JPEG", quality=70)
+    return buf.getvalue()
+
+
+def _media_thumb(kind: str, path: str) -> bytes:
+    """An image's thumbnail, or THUMB_FRAMES frames of a video sampled evenly (verifiers/media.py's decoder)."""
+    from PIL import Image
+
+    if kind == "images":
+        with Image.open(path) as image:
+            return _strip([image.copy()])
+    import numpy as np
+    from ifpo.verifiers.media import MediaBudget, load_video
+
+    # A tiny budget: a few small frames are all a thumbnail needs, and decoding stays cheap.
+    budget = MediaBudget(video_fps=1.0, video_min_frames=2, video_max_frames=2 * THUMB_FRAMES,
+                         video_min_pixels=32 * 32, video_max_pixels=THUMB_HEIGHT * THUMB_HEIGHT * 2,
+                         video_total_pixels=THUMB_HEIGHT * THUMB_HEIGHT * 2 * 2 * THUMB_FRAMES)
+    frames, _ = load_video(path, budget, 16)
+    pick = np.linspace(0, len(frames) - 1, min(THUMB_FRAMES, len(frames))).round().astype(int)
+    return _strip([Image.fromarray(frames[i]) for i in pick])
+
+
+def thumbnails(texts: Mapping[str, Mapping[str, Any]], ids: Sequence[str], max_kb: int) -> tuple[dict, dict]:
+    """Item id -> [{"kind", "src": data URI, "name"}] for the items' media, within ``max_kb`` in total.
+
+    Returns the thumbnails and a note: how many items were left out by the cap or because their media
+    could not be read (named, never fatal: a dashboard without a thumbnail is still a dashboard).
+    """
+    import base64
+    import io
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    made: dict[tuple[str, str], str] = {}
+    sizes: dict[tuple[str, str], tuple[int, int]] = {}
+    budget, used, capped, failed = max_kb * 1024, 0, [], []
+    for item_id in sorted(ids):
+        media = (texts.get(item_id) or {}).get("media") or {}
+        entries = []
+        for kind in ("images", "videos"):
+            for path in media.get(kind) or []:
+                key = (kind, path)
+                if key not in made:
+                    try:
+                        data = _media_thumb(kind, path)
+                    except Exception as exc:  # an unreadable file: named in the page, the rest still drawn
+                        failed.append(f"{Path(path).name}: {type(exc).__name__}")
+                        made[key] = ""
+                        continue
+                    if used + len(data) > budget:
+                        capped.append(item_id)
+                        continue
+                    used += len(data)
+                    from PIL import Image
+
+                    with Image.open(io.BytesIO(data)) as strip:
+                        sizes[key] = strip.size
+                    made[key] = "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
+                if made[key]:
+                    # The pixel size goes with it, so the page lays thumbnails out before they are decoded.
+                    w, h = sizes[key]
+                    entries.append({"kind": kind[:-1], "src": made[key], "name": Path(path).name, "w": w, "h": h})
+        if entries:
+            out[item_id] = entries
+    note = {"bytes": used, "max_kb": max_kb, "capped_items": sorted(set(capped)), "failed": failed}
+    return out, note
 
 
 def dashboard_data(
@@ -77,18 +184,33 @@ def dashboard_data(
     *,
     title: str = "ifpo checkpoint comparison",
     max_chars: int = 4000,
+    max_media_kb: int = DEFAULT_MAX_MEDIA_KB,
 ) -> dict[str, Any]:
     keys = {id(c): f"c{i}" for i, c in enumerate(comparison.checkpoints)}
     cps = [checkpoint_data(c, keys[id(c)], max_chars) for c in comparison.checkpoints]
     ids = {i for c in cps for i in c["items"]}
     a, b = pair if pair is not None else (comparison.checkpoints[0], comparison.checkpoints[-1])
+    train = {run: train_series(load_history(root)) for run, root in comparison.roots.items()}
+    train = {run: series for run, series in train.items() if series}
+    # Keys in a stable, meaningful order: loss first, then rewards/margins, accuracies, the rest alphabetically.
+    order = ("loss", "rewards/margins", "rewards/accuracies", "rewards/chosen", "rewards/rejected", "reward")
+    all_keys = sorted({k for series in train.values() for k in series},
+                      key=lambda k: (order.index(k) if k in order else len(order), k))
+    media, media_note = thumbnails(texts or {}, sorted(ids), max_media_kb) if max_media_kb > 0 else ({}, None)
     return {
+        "train": train,
+        "train_keys": all_keys[:MAX_TRAIN_KEYS],
+        "train_keys_left_out": all_keys[MAX_TRAIN_KEYS:],
+        "media": media,
+        "media_note": media_note,
+        "item_sets": item_set_groups(comparison.checkpoints),
+        "item_set_warning": item_set_warning(comparison.checkpoints),
         "title": title,
         "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
         "runs": comparison.runs,
         "metrics": [list(m) for m in METRICS],
         "checkpoints": cps,
-        "texts": {k: v for k, v in (texts or {}).items() if k in ids},
+        "texts": {k: {f: x for f, x in v.items() if f != "media"} for k, v in (texts or {}).items() if k in ids},
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in comparison.skipped],
         "a": keys[id(a)],
         "b": keys[id(b)],
@@ -109,17 +231,23 @@ def render_dashboard(
     *,
     title: str = "ifpo checkpoint comparison",
     max_chars: int = 4000,
+    max_media_kb: int = DEFAULT_MAX_MEDIA_KB,
 ) -> str:
     """The dashboard page for ``comparison``; ``pair`` preselects the A/B checkpoints of flips and bars."""
     if not comparison.checkpoints:
         raise ValueError("nothing to compare: no readable report")
-    data = dashboard_data(comparison, pair, texts, title=title, max_chars=max_chars)
+    data = dashboard_data(comparison, pair, texts, title=title, max_chars=max_chars, max_media_kb=max_media_kb)
     n = len(comparison.checkpoints)
     runs = ", ".join(comparison.runs)
     sections: Sequence[tuple[str, str, str]] = (
-        ("summary", "Checkpoints", ""),
-        ("curves", "Metrics over steps", "One line per run; dashed: a run without steps (e.g. an endpoint)."),
-        ("pair-charts", "A vs B: dimensions, constraint count, constraint types", ""),
+        ("warnings", "", ""),
+        ("summary", "Checkpoints", "Rates in % with 95% intervals (Wilson for proportions, a bootstrap over items "
+                                   "for CPR macro, TCSR and TISR); n/j: nothing judged (not 0%)."),
+        ("train-curves", "Training curves", "From each run's log history (log_history.jsonl or trainer_state.json); "
+                                            "click a run in a legend to hide or show it everywhere."),
+        ("curves", "Metrics over steps", "One line per run, shaded: 95% interval; dashed: a run without steps "
+                                         "(e.g. an endpoint), drawn beneath the runs with steps."),
+        ("pair-charts", "A vs B: dimensions, constraint count, constraint types", "Δ = B − A in points."),
         ("heatmap", "CPR by constraint type and checkpoint", "Rows: constraint types; columns: checkpoints; grey: not judged."),
         ("flips", "Regressions and fixes (A → B)", "Items that passed every constraint in A and failed in B, and the "
                                                   "reverse; changed verdicts are highlighted."),
@@ -128,7 +256,8 @@ def render_dashboard(
     )
     body = []
     for sid, heading, note in sections:
-        body.append(f"<h2>{html.escape(heading)}</h2>")
+        if heading:
+            body.append(f"<h2>{html.escape(heading)}</h2>")
         if sid == "pair-charts":
             body.append('<div id="pickers" class="controls"></div>')
         if note:

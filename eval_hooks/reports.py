@@ -88,6 +88,7 @@ class Comparison:
     runs: list[str]
     checkpoints: list[Checkpoint]
     skipped: list[Skipped]
+    roots: dict[str, Path] = field(default_factory=dict)  # run -> the folder it was found under
 
 
 def _walk(root: Path, depth: int = 0) -> Iterable[Path]:
@@ -147,6 +148,7 @@ def discover(folders: Sequence[str | Path]) -> Comparison:
     checkpoints: list[Checkpoint] = []
     skipped: list[Skipped] = []
     taken: set[str] = set()
+    roots: dict[str, Path] = {}
     for arg in folders:
         root = Path(arg)
         if not root.is_dir():
@@ -166,9 +168,10 @@ def discover(folders: Sequence[str | Path]) -> Comparison:
                 skipped.append(Skipped(root, "no report.json found below it"))
             continue
         runs.append(run)
+        roots[run] = root
         found.sort(key=lambda c: (c.step is None, c.step if c.step is not None else 0, c.name))
         checkpoints += found
-    return Comparison(runs, checkpoints, skipped)
+    return Comparison(runs, checkpoints, skipped, roots)
 
 
 def find_checkpoint(comparison: Comparison, spec: str) -> Checkpoint:
@@ -307,6 +310,9 @@ def format_comparison(comparison: Comparison, pair: tuple[Checkpoint, Checkpoint
             if ids:
                 more = f" (+{len(ids) - max_ids} more)" if len(ids) > max_ids else ""
                 lines.append(f"  {kind}: {', '.join(ids[:max_ids])}{more}")
+    warning = item_set_warning(comparison.checkpoints)
+    if warning:
+        lines.append(f"WARNING: {warning}")
     for s in comparison.skipped:
         lines.append(f"skipped {s.path}: {s.reason}")
     return "\n".join(lines)
@@ -326,5 +332,174 @@ def load_item_texts(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
                 "structure": rec.get("structure", ""),
                 "constraints": {c.get("id"): c.get("description", "") for c in rec.get("constraints") or []
                                 if isinstance(c, Mapping)},
+                "media": _media_paths(rec, path.parent),
             })
+    return out
+
+
+# --- uncertainty -------------------------------------------------------------------------------
+
+Z95 = 1.959963984540054
+BOOTSTRAP_RESAMPLES = 400
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> list[float] | None:
+    """The Wilson score interval of a proportion (95% by default); None without observations.
+
+    Wilson rather than the normal approximation because the dashboards show rates over 10-50 items,
+    often at 0% or 100%, where the normal interval collapses to a point or leaves [0, 1].
+    """
+    if n <= 0:
+        return None
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / denom
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def _bootstrap(items: list[Mapping[str, Any]], statistic, seed: int = 0) -> list[float] | None:
+    """Percentile bootstrap over items (seeded: the same report gives the same interval)."""
+    import random
+
+    if len(items) < 2:
+        return None
+    rng = random.Random(seed)
+    values = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        value = statistic([items[rng.randrange(len(items))] for _ in items])
+        if value is not None:
+            values.append(value)
+    if len(values) < BOOTSTRAP_RESAMPLES // 2:
+        return None
+    values.sort()
+    return [values[int(0.025 * (len(values) - 1))], values[int(0.975 * (len(values) - 1))]]
+
+
+def rate_intervals(report: Mapping[str, Any]) -> dict[str, Any]:
+    """95% intervals for every rate of a report: Wilson for proportions (IPR, CPR micro, near-miss, each
+    dimension, constraint type and constraint count), a percentile bootstrap over items for the means of
+    per-item or per-type rates (CPR macro, TCSR, TISR). Counts come from the per-item verdicts, so the
+    intervals use exactly the denominators the rates use (unjudged verdicts and undetermined items out)."""
+    from ifpo.verifiers.metrics import constraint_metrics, task_gated_metrics
+
+    items = [i for i in report.get("items", []) if i.get("structure") != "conflict"]
+    outcomes = [item_outcome(i["verdicts"]) for i in items]
+    decided = [o for o in outcomes if o is not None]
+    failed = [i for i, o in zip(items, outcomes) if o is False]
+    near = sum(1 for i in failed if sum(1 for v in i["verdicts"] if v["passed"] is False) == 1)
+    verdicts = [v for i in items for v in i["verdicts"] if v["passed"] is not None]
+    dims: dict[str, list[int]] = {}
+    types: dict[str, list[int]] = {}
+    by_k: dict[str, list[int]] = {}
+    for v in (v for i in items for v in i["verdicts"]):
+        for table, key in ((dims, v.get("dimension", "unknown")), (types, v.get("type", ""))):
+            entry = table.setdefault(key, [0, 0])  # a key with only unjudged verdicts gets None, as its rate
+            if v["passed"] is not None:
+                entry[0] += bool(v["passed"])
+                entry[1] += 1
+    for i, o in zip(items, outcomes):
+        if o is not None:
+            entry = by_k.setdefault(str(len(i["verdicts"])), [0, 0])
+            entry[0] += bool(o)
+            entry[1] += 1
+    return {
+        "ipr": wilson(sum(decided), len(decided)),
+        "cpr_micro": wilson(sum(bool(v["passed"]) for v in verdicts), len(verdicts)),
+        "near_miss_rate": wilson(near, len(failed)),
+        "cpr_macro": _bootstrap(items, lambda s: constraint_metrics(s)["cpr_macro"]),
+        "tcsr": _bootstrap(items, lambda s: task_gated_metrics(s)["tcsr"], seed=1),
+        "tisr": _bootstrap(items, lambda s: task_gated_metrics(s)["tisr"], seed=2),
+        "dims": {d: wilson(p, n) for d, (p, n) in sorted(dims.items())},
+        "types": {t: wilson(p, n) for t, (p, n) in sorted(types.items())},
+        "by_k": {k: wilson(p, n) for k, (p, n) in sorted(by_k.items())},
+        "n": {"items_decided": len(decided), "constraints_judged": len(verdicts)},
+    }
+
+
+# --- item sets ---------------------------------------------------------------------------------
+
+
+def item_set_groups(checkpoints: Sequence[Checkpoint]) -> list[dict[str, Any]]:
+    """Checkpoints grouped by the exact set of item ids they were evaluated on (one group: comparable)."""
+    groups: dict[frozenset, list[Checkpoint]] = {}
+    for c in checkpoints:
+        groups.setdefault(frozenset(i["id"] for i in c.report["items"]), []).append(c)
+    shared = frozenset.intersection(*groups) if groups else frozenset()
+    return [{"labels": [c.label for c in cps], "n_items": len(ids), "shared": len(shared)}
+            for ids, cps in groups.items()]
+
+
+def item_set_warning(checkpoints: Sequence[Checkpoint]) -> str | None:
+    """A one-line warning when the checkpoints were not all evaluated on the same items, else None."""
+    groups = item_set_groups(checkpoints)
+    if len(groups) < 2:
+        return None
+    parts = "; ".join(f"{', '.join(g['labels'][:3])}{' ...' if len(g['labels']) > 3 else ''}: {g['n_items']} items"
+                      for g in groups)
+    return (f"checkpoints were evaluated on different item sets ({parts}; {groups[0]['shared']} items shared): "
+            "their rates are not directly comparable")
+
+
+# --- training logs -----------------------------------------------------------------------------
+
+# Training-log keys drawn beside the eval curves: DPO's loss, rewards and per-kind accuracies, GRPO's
+# reward means and checklist rates. eval_* keys are the checkpoint metrics already drawn.
+TRAIN_KEY_PREFIXES = ("rewards/", "checklist/")
+TRAIN_KEYS = ("loss", "reward", "kl", "grad_norm")
+MAX_TRAIN_KEYS = 16
+
+
+def train_key(key: str) -> bool:
+    if key.startswith("eval_") or key.endswith("/std") or key.startswith("checklist/pass_rate/"):
+        return False
+    return key in TRAIN_KEYS or key.startswith(TRAIN_KEY_PREFIXES)
+
+
+def load_history(run_root: Path) -> list[dict[str, Any]]:
+    """A training run's log records: ifpo's ``log_history.jsonl``, else the newest checkpoint's
+    ``trainer_state.json`` (transformers'); [] for an evaluation folder that is not a training run.
+    A resumed run appends records again from the resume step: the last record per step and key wins."""
+    roots = [run_root, run_root.parent] if run_root.resolve().name == "eval" else [run_root]
+    records: list[dict[str, Any]] = []
+    for root in roots:
+        if (root / "log_history.jsonl").is_file():
+            records, _ = read_jsonl_objects(root / "log_history.jsonl")
+            break
+        states = sorted(root.glob("checkpoint-*/trainer_state.json"), key=lambda p: step_from_path(p.parent) or -1)
+        if states:
+            try:
+                records = json.loads(states[-1].read_text(encoding="utf-8")).get("log_history") or []
+            except (OSError, ValueError):
+                records = []
+            break
+    return [r for r in records if isinstance(r, dict) and isinstance(r.get("step"), int)]
+
+
+def train_series(records: Iterable[Mapping[str, Any]]) -> dict[str, list[list[float]]]:
+    """Key -> [[step, value], ...] (sorted by step, one value per step) for the keys ``train_key`` keeps."""
+    by_key: dict[str, dict[int, float]] = {}
+    for r in records:
+        for k, v in r.items():
+            if train_key(k) and isinstance(v, (int, float)) and not isinstance(v, bool) and v == v:
+                by_key.setdefault(k, {})[int(r["step"])] = float(v)
+    return {k: [[s, v] for s, v in sorted(steps.items())] for k, steps in by_key.items()}
+
+
+def _media_paths(record: Mapping[str, Any], root: Path) -> dict[str, list[str]]:
+    """The item's images and videos as absolute paths, kept only when they resolve inside ``root`` and exist."""
+    from ifpo.verifiers.media import MediaError, confined_path
+
+    media = record.get("media") if isinstance(record.get("media"), Mapping) else {}
+    out: dict[str, list[str]] = {}
+    for key in ("images", "videos"):
+        paths = []
+        for rel in media.get(key) or []:
+            try:
+                full = confined_path(root, rel)
+            except (MediaError, TypeError, ValueError):
+                continue
+            if Path(full).is_file():
+                paths.append(str(full))
+        out[key] = paths
     return out

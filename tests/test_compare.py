@@ -66,7 +66,12 @@ def runs(tmp_path_factory):
     partial = checkpoint_eval_dir(root / "alpha", 40)
     partial.mkdir(parents=True)
     (partial / "responses.jsonl").write_text('{"id": "x", "response": "y"}\n', encoding="utf-8")
-    return {"root": root, "F": F, "items": by_id}
+    # alpha's training log, as train/dpo.py's JsonlLogCallback writes it (the eval records are left out of the curves).
+    history = [{"step": s, "loss": 0.7 - 0.02 * s, "rewards/margins": 0.05 * s, "rewards/accuracies/stripped": 0.5 + s / 50,
+                "learning_rate": 1e-3, "epoch": s / 20} for s in (5, 10, 15, 20)]
+    history.insert(1, {"step": 10, "eval_ifpo/ipr": 0.3})
+    (root / "alpha" / "log_history.jsonl").write_text("".join(json.dumps(r) + "\n" for r in history), encoding="utf-8")
+    return {"root": root, "F": F, "items": by_id, "history": history}
 
 
 def test_discover_sorts_checkpoints_and_names_skips(runs):
@@ -182,11 +187,11 @@ def chromium():
     return path
 
 
-def dump_dom(chromium: str, page: Path, profile: Path) -> str:
+def dump_dom(chromium: str, page: Path, profile: Path, fragment: str = "") -> str:
     """The DOM after the page's scripts ran, as Chromium serialises it."""
     cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()]
+           f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri() + fragment]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
@@ -274,3 +279,134 @@ def test_dashboard_renders_in_headless_chromium(runs, chromium, tmp_path):
     assert body.get("data-rendered") == "true" and "data-pwned" not in body
     assert HOSTILE in dom.text("samples")
     assert {r["data-id"] for r in dom.find("tr", "flip", "fix", within="flips")} == set(F[2:6])
+    # The legend's hide/show state: beta hidden (as a click on its legend entry does) hides its level lines only.
+    hidden = Dom(dump_dom(chromium, out, tmp_path / "profile3", fragment="#hide=beta"))
+    level = [p for p in hidden.find("path", "series", within="curves") if p["data-run"] == "beta"]
+    assert level and all("hidden" in p["class"].split() for p in level)
+    assert not any("hidden" in p["class"].split() for p in hidden.find("path", "series", within="curves")
+                   if p["data-run"] == "alpha")
+    assert any("off" in x["class"].split() for x in hidden.find("span", "legend-item") if x.get("data-run") == "beta")
+    # 0% and unjudged read differently: TCSR/TISR (no judge) are "n/j" cells, IPR at step 0 is a real 0.0.
+    summary = dom.text("summary")
+    assert "n/j" in summary and "0.0" in summary
+
+
+@pytest.mark.slow
+def test_screenshot_shows_training_curves_and_thumbnails(runs, chromium, tmp_path):
+    """Chromium's own pixels: the first training curve holds the run's line colour, and the thumbnails in the
+    flips table and the sample browser show the embedded image (compared with the data URI the page holds)."""
+    import base64
+
+    import numpy as np
+    from PIL import Image
+
+    out = tmp_path / "dashboard.html"
+    assert compare_main([str(runs["root"] / "alpha"), "--out", str(out), "--a", "alpha@10", "--b", "alpha@20"]) == 0
+    size = "--window-size=1400,9000"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--hide-scrollbars",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync", size,
+             "--virtual-time-budget=5000", "--force-device-scale-factor=1"]
+    dom_text = subprocess.run([chromium, *flags, f"--user-data-dir={tmp_path / 'p1'}", "--dump-dom", out.resolve().as_uri()],
+                              capture_output=True, text=True, timeout=120).stdout
+    dom = Dom(dom_text)
+    body = dom.find("body")[0]
+    assert body.get("data-rendered") == "true"
+    # Training curves from alpha's log: loss, margins and the per-kind accuracy, and no eval key among them.
+    charts = dom.find("svg", "train-curve", within="train-curves")
+    assert [c["data-key"] for c in charts] == ["loss", "rewards/margins", "rewards/accuracies/stripped"]
+    assert {p["data-run"] for p in dom.find("path", "series", "train", within="train-curves")} == {"alpha"}
+    layout = json.loads(body["data-layout"])
+    shot = tmp_path / "shot.png"
+    subprocess.run([chromium, *flags, f"--user-data-dir={tmp_path / 'p2'}", f"--screenshot={shot}", out.resolve().as_uri()],
+                   capture_output=True, text=True, timeout=120, check=True)
+    image = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+
+    def crop(box):
+        x, y, w, h = (round(v) for v in box)
+        assert y + h <= image.shape[0], "element below the screenshot"
+        return image[y:y + h, x:x + w]
+
+    train = crop(layout["train"])
+    blue = np.abs(train - np.array([0x1F, 0x77, 0xB4])).sum(axis=2) < 40  # alpha's colour, PALETTE[0]
+    assert blue.sum() > 100, "no line of the run's colour in the first training chart"
+    thumbs = [a for a in dom.find("img", "thumb", within="flips")]
+    assert thumbs and all(a["src"].startswith("data:image/jpeg;base64,") for a in thumbs)
+    for key, src in (("flip_thumb", thumbs[0]["src"]), ("sample_thumb", dom.find("img", "thumb", within="samples")[0]["src"])):
+        shown = crop(layout[key])
+        expected = Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))).convert("RGB")
+        expected = np.asarray(expected.resize((shown.shape[1], shown.shape[0]))).astype(int)
+        inner = (slice(2, -2), slice(2, -2))  # leave the 1-pixel border out
+        assert shown[inner].std() > 10, f"{key}: a blank box where the thumbnail should be"
+        assert np.abs(shown[inner] - expected[inner]).mean() < 30, f"{key}: the screenshot does not show the thumbnail"
+
+
+def test_wilson_intervals():
+    from ifpo.eval_hooks.reports import wilson
+
+    assert wilson(0, 0) is None
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(0.2775, abs=1e-4)
+    lo, hi = wilson(5, 10)
+    assert (lo, hi) == (pytest.approx(0.2366, abs=1e-4), pytest.approx(0.7634, abs=1e-4))
+    lo, hi = wilson(10, 10)
+    assert hi == pytest.approx(1.0) and lo == pytest.approx(0.7225, abs=1e-4)
+
+
+def test_intervals_cover_every_rate_of_a_report(runs):
+    from ifpo.eval_hooks.reports import rate_intervals
+
+    comp = discover([runs["root"] / "alpha"])
+    report = comp.checkpoints[-1].report
+    ci = rate_intervals(report)
+    for key in ("ipr", "cpr_micro", "cpr_macro"):
+        lo, hi = ci[key]
+        assert lo <= report[key] <= hi, key
+    assert ci["n"]["items_decided"] == report["items_passed"] + report["items_failed"]
+    assert set(ci["dims"]) == set(report["cpr_by_dimension"]) and set(ci["by_k"]) == set(report["by_k"])
+    assert rate_intervals(report) == ci  # seeded bootstrap: the same page for the same report
+
+
+def test_training_history_from_jsonl_or_trainer_state(tmp_path):
+    from ifpo.eval_hooks.reports import load_history, train_series
+
+    run = tmp_path / "run"
+    (run / "checkpoint-4").mkdir(parents=True)
+    (run / "checkpoint-2").mkdir(parents=True)
+    (run / "checkpoint-2" / "trainer_state.json").write_text(json.dumps({"log_history": [{"step": 2, "loss": 1.0}]}))
+    (run / "checkpoint-4" / "trainer_state.json").write_text(json.dumps({"log_history": [
+        {"step": 2, "loss": 1.0}, {"step": 4, "loss": 0.5, "rewards/cpr/mean": 0.4, "reward_std": 0.1},
+        {"step": 4, "eval_ifpo/ipr": 0.2, "checklist/pass_rate/word_count": 1.0, "rewards/cpr/std": 0.1}]}))
+    series = train_series(load_history(run))
+    assert series == {"loss": [[2, 1.0], [4, 0.5]], "rewards/cpr/mean": [[4, 0.4]]}
+    # ifpo's own log wins, and a resumed run's repeated step keeps the last value.
+    (run / "log_history.jsonl").write_text('{"step": 2, "loss": 3.0}\n{"step": 2, "loss": 2.0}\n')
+    assert train_series(load_history(run / "eval" if (run / "eval").mkdir() is None else run)) == {"loss": [[2, 2.0]]}
+
+
+def test_different_item_sets_are_warned_about(runs, tmp_path, capsys):
+    from ifpo.eval_hooks.reports import item_set_warning
+
+    items = read_items(ITEMS)
+    evaluator = ChecklistEvaluator(None, media_root=ITEMS.parent)
+    score_and_write(items[:12], {i["id"]: BAD for i in items[:12]}, tmp_path / "small", evaluator, {"items": str(ITEMS)})
+    comp = discover([runs["root"] / "alpha", tmp_path / "small"])
+    warning = item_set_warning(comp.checkpoints)
+    assert warning and "small: 12 items" in warning and "12 items shared" in warning
+    assert item_set_warning(discover([runs["root"] / "alpha"]).checkpoints) is None
+    assert compare_main([str(runs["root"] / "alpha"), str(tmp_path / "small"), "--out", str(tmp_path / "d.html")]) == 0
+    assert "WARNING: checkpoints were evaluated on different item sets" in capsys.readouterr().out
+    data = json.loads((tmp_path / "d.html").read_text().split('id="ifpo-data">')[1].split("</script>")[0])
+    assert data["item_set_warning"] == warning
+
+
+def test_thumbnails_respect_the_size_cap(runs):
+    from ifpo.eval_hooks.dashboard import thumbnails
+    from ifpo.eval_hooks.reports import load_item_texts
+
+    texts = load_item_texts([ITEMS])
+    ids = sorted(texts)
+    media, note = thumbnails(texts, ids, max_kb=4096)
+    with_media = [i for i in ids if texts[i]["media"]["images"] or texts[i]["media"]["videos"]]
+    assert set(media) == set(with_media) and not note["capped_items"]
+    small, note = thumbnails(texts, ids, max_kb=20)
+    assert note["bytes"] <= 20 * 1024 and note["capped_items"] and len(small) < len(media)
