@@ -61,12 +61,15 @@ def main(argv: list[str]) -> int:
     from transformers import set_seed
 
     set_seed(args.seed)
-    if cfg.resume:
-        from transformers.trainer_utils import get_last_checkpoint
+    from ifpo.train.run_guard import RunGuardError, check_identity, identity, prepare_output_dir
 
-        if get_last_checkpoint(args.output_dir) is None:
-            print(f"train/dpo.py: error: resume: no checkpoint-* folder in {args.output_dir}", file=sys.stderr)
-            return 2
+    try:
+        # An output_dir holding a run is refused without resume/overwrite; resume picks the newest
+        # complete checkpoint (an interrupted save is skipped, and said so).
+        checkpoint = prepare_output_dir(out, resume=cfg.resume, overwrite=cfg.overwrite, prog="train/dpo.py")
+    except RunGuardError as exc:
+        print(f"train/dpo.py: error: {exc}", file=sys.stderr)
+        return 2
 
     # ---- 2. load: model, processor, pairs -----------------------------------------------------
     try:
@@ -85,6 +88,12 @@ def main(argv: list[str]) -> int:
         print(f"train/dpo.py: error: {exc}", file=sys.stderr)
         return 2
     logger.info("pairs: %d from %s (fingerprint %s)", len(pairs.dataset), pairs.source, pairs.fingerprint[:12])
+    try:
+        # A resumed run must train on what it started on: same pairs (content and media), same settings.
+        check_identity(out, identity(recipe.resolved, pairs.fingerprint), resume=cfg.resume)
+    except RunGuardError as exc:
+        print(f"train/dpo.py: error: {exc}", file=sys.stderr)
+        return 2
 
     # ---- 3. build: collator, length check, trainer, reference log-probs -------------------------
     budget = cfg.media_budget()
@@ -158,7 +167,7 @@ def main(argv: list[str]) -> int:
                     time.perf_counter() - t0)
 
     # ---- 4. train ------------------------------------------------------------------------------
-    resume = True if cfg.resume else args.resume_from_checkpoint
+    resume = str(checkpoint) if cfg.resume else args.resume_from_checkpoint
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     train_result = trainer.train(resume_from_checkpoint=resume)
@@ -204,4 +213,6 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    sys.exit(main(sys.argv[1:]))
+    from ifpo.cli import run_command
+
+    sys.exit(run_command("train/dpo.py", main, sys.argv[1:]))

@@ -71,12 +71,15 @@ def main(argv: list[str]) -> int:
     from transformers import set_seed
 
     set_seed(args.seed)
-    if cfg.resume:
-        from transformers.trainer_utils import get_last_checkpoint
+    from ifpo.train.run_guard import RunGuardError, check_identity, identity, prepare_output_dir
 
-        if get_last_checkpoint(args.output_dir) is None:
-            print(f"train/grpo.py: error: resume: no checkpoint-* folder in {args.output_dir}", file=sys.stderr)
-            return 2
+    try:
+        # An output_dir holding a run is refused without resume/overwrite; resume picks the newest
+        # complete checkpoint (an interrupted save is skipped, and said so).
+        checkpoint = prepare_output_dir(out, resume=cfg.resume, overwrite=cfg.overwrite, prog="train/grpo.py")
+    except RunGuardError as exc:
+        print(f"train/grpo.py: error: {exc}", file=sys.stderr)
+        return 2
 
     # ---- 2. load: model, processor, items, judge -----------------------------------------------
     try:
@@ -93,6 +96,12 @@ def main(argv: list[str]) -> int:
     dataset = build_prompt_dataset(items)
     kinds = dict(Counter(item_media_kind(item) for item in items))
     logger.info("items: %d (%s) from %s (fingerprint %s)", len(items), kinds, cfg.items, fingerprint[:12])
+    try:
+        # A resumed run must train on what it started on: same items (content and media), same settings.
+        check_identity(out, identity(recipe.resolved, fingerprint), resume=cfg.resume)
+    except RunGuardError as exc:
+        print(f"train/grpo.py: error: {exc}", file=sys.stderr)
+        return 2
 
     # ---- 3. build: evaluator, rewards, trainer --------------------------------------------------
     # The task gate costs a judge call per rollout and only tcsr reads it.
@@ -129,7 +138,7 @@ def main(argv: list[str]) -> int:
         IfpoEvalCallback.from_config(cfg.eval_hook_config(), output_dir=out).attach(trainer)
 
     # ---- 4. train ------------------------------------------------------------------------------
-    resume = True if cfg.resume else args.resume_from_checkpoint
+    resume = str(checkpoint) if cfg.resume else args.resume_from_checkpoint
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     train_result = trainer.train(resume_from_checkpoint=resume)
@@ -186,4 +195,6 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    sys.exit(main(sys.argv[1:]))
+    from ifpo.cli import run_command
+
+    sys.exit(run_command("train/grpo.py", main, sys.argv[1:]))

@@ -139,6 +139,7 @@ class GRPORecipe:
     )
     # resume
     resume: bool = _dpo_field("resume")
+    overwrite: bool = _dpo_field("overwrite")
     interrupt_after_steps: int | None = _dpo_field("interrupt_after_steps")
 
     def __post_init__(self) -> None:

@@ -188,7 +188,11 @@ class DPORecipe:
                           "(items, every_steps, on_save, generation, judge, max_items); generation's media budgets "
                           "default to this recipe's, so evaluation sees what training sees"},
     )
-    resume: bool = field(default=False, metadata={"help": "continue from the last checkpoint in output_dir"})
+    resume: bool = field(default=False, metadata={"help": "continue from the newest complete checkpoint in output_dir "
+                                                          "(refused when the data or training settings changed)"})
+    overwrite: bool = field(default=False, metadata={"help": "replace the run already in output_dir (its checkpoints "
+                                                             "and records are removed first); without it, or resume, "
+                                                             "an output_dir holding a run is refused"})
     interrupt_after_steps: int | None = field(
         default=None,
         metadata={"help": "testing aid: save a checkpoint and stop after this many optimizer steps, as if the job "
