@@ -110,6 +110,8 @@ class BuildConfig:
                                                    "on-policy sampling)"})
 
     def __post_init__(self) -> None:
+        if not self.kinds:
+            raise ValueError(f"kinds: expected at least one pair kind of {', '.join(KINDS)} (an empty list builds nothing)")
         bad = [k for k in self.kinds if k not in KINDS]
         if bad:
             close = difflib.get_close_matches(bad[0], KINDS, n=1)

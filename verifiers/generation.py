@@ -15,13 +15,7 @@ here, so a prompt is rendered the same way wherever it is sent.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
 import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -66,11 +60,10 @@ class GenerationConfig:
 
     @property
     def budget(self):
-        from ifpo.verifiers.config import check_keys
+        from ifpo.verifiers.config import from_mapping
         from ifpo.verifiers.media import MediaBudget
 
-        check_keys(self.media, [f.name for f in dataclasses.fields(MediaBudget)], "generation config: media")
-        return MediaBudget(**self.media)
+        return from_mapping(MediaBudget, self.media, "generation config: media")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "generation config") -> GenerationConfig:
@@ -124,26 +117,42 @@ class Generator:
         pass
 
 
+class GenerationError(RuntimeError):
+    """An answer could not be generated (endpoint failure after retries, unusable media); says why."""
+
+
 class OpenAIGenerator(Generator):
+    def __init__(self, config: GenerationConfig, media_root: str | Path | None = None) -> None:
+        super().__init__(config, media_root)
+        from ifpo.verifiers.http import api_key
+
+        # An unset key variable is a configuration error up front, not one failed request per item.
+        self._key = api_key(config.api_key_env, "generation endpoint")
+
     def _content(self, part: Mapping[str, Any]) -> list[dict[str, Any]]:
         from ifpo.verifiers.judge import png_data_url
-        from ifpo.verifiers.media import load_image, load_video
+        from ifpo.verifiers.media import confined_path, load_image, load_video
 
         if part["type"] == "text":
             return [{"type": "text", "text": part["text"]}]
         # The same frames and sizes an in-process model (and training) would get, as PNG data URLs.
-        path = self.media_root / part["path"]
-        if part["type"] == "image":
-            images = [load_image(path, self.config.budget, 32)]
-        else:
-            from PIL import Image
+        try:
+            path = confined_path(self.media_root, part["path"])
+            if part["type"] == "image":
+                images = [load_image(path, self.config.budget, 32)]
+            else:
+                from PIL import Image
 
-            frames, _ = load_video(path, self.config.budget, 32)
-            images = [Image.fromarray(frame) for frame in frames]
+                frames, _ = load_video(path, self.config.budget, 32)
+                images = [Image.fromarray(frame) for frame in frames]
+        except Exception as exc:  # PIL / PyAV raise their own types on corrupt files
+            raise GenerationError(f"media {part['path']!r} cannot be used: {type(exc).__name__}: {exc}") from None
         return [{"type": "image_url", "image_url": {"url": png_data_url(img)}} for img in images]
 
-    def _body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
+    def _one(self, messages: list[dict[str, Any]]) -> str:
+        from ifpo.verifiers.http import EndpointError, chat_content, post_json, with_retries
+
+        body = {
             "model": self.config.model,
             "messages": [{"role": m["role"], "content": [x for p in m["content"] for x in self._content(p)]}
                          for m in messages],
@@ -151,50 +160,73 @@ class OpenAIGenerator(Generator):
             "temperature": self.config.temperature,
             "top_p": self.config.top_p,
         }
+        url = self.config.base_url.rstrip("/") + "/chat/completions"
 
-    def _one(self, messages: list[dict[str, Any]]) -> str:
-        return self._post(self._body(messages))[0]
+        def call() -> str:
+            return chat_content(post_json(url, body, key=self._key, timeout_s=self.config.timeout_s), url)
+
+        try:
+            return with_retries(call, retries=self.config.max_retries, backoff_s=1.0, max_wait_s=30.0)
+        except EndpointError as exc:
+            raise GenerationError(f"generation {exc}") from None
 
     def sample(self, messages: list[dict[str, Any]], k: int, *, temperature: float, top_p: float,
                seed: int) -> list[str]:
+        from ifpo.verifiers.http import EndpointError, post_json, with_retries
+
+        body = {
+            "model": self.config.model,
+            "messages": [{"role": m["role"], "content": [x for p in m["content"] for x in self._content(p)]}
+                         for m in messages],
+            "max_tokens": self.config.max_new_tokens,
+            "temperature": temperature,
+            "top_p": top_p,
+        }
+        url = self.config.base_url.rstrip("/") + "/chat/completions"
+
+        def call(n: int, request_seed: int) -> list[str]:
+            payload = post_json(url, body | {"n": n, "seed": request_seed}, key=self._key,
+                                timeout_s=self.config.timeout_s)
+            try:
+                choices = sorted(payload["choices"], key=lambda c: c.get("index", 0))
+                texts = [c["message"]["content"] or "" for c in choices]
+            except (KeyError, TypeError, AttributeError):
+                raise EndpointError(f"{url}: unexpected response shape: {str(payload)[:200]}") from None
+            if not texts or not all(isinstance(t, str) for t in texts):
+                raise EndpointError(f"{url}: no text choices in the response: {str(payload)[:200]}")
+            return texts
+
         # One request asks for all k (``n``); a server that returns fewer (some ignore ``n``) is asked
         # again for the rest, each request with its own seed so a seeded server does not repeat itself.
-        body = self._body(messages) | {"temperature": temperature, "top_p": top_p}
         out: list[str] = []
         for request in range(k):
-            out += self._post(body | {"n": k - len(out), "seed": seed + request})
+            try:
+                n, request_seed = k - len(out), seed + request
+                out += with_retries(lambda n=n, s=request_seed: call(n, s), retries=self.config.max_retries,
+                                    backoff_s=1.0, max_wait_s=30.0)
+            except EndpointError as exc:
+                raise GenerationError(f"sampling {exc}") from None
             if len(out) >= k:
                 return out[:k]
-        raise RuntimeError(f"the server at {self.config.base_url} returned {len(out)} of {k} samples in {k} requests")
+        raise GenerationError(f"{url}: returned {len(out)} of {k} samples in {k} requests")
 
-    def _post(self, body: dict[str, Any]) -> list[str]:
-        """The choices' texts (in ``index`` order) of one chat-completions request, with retries."""
-        headers = {"Content-Type": "application/json"}
-        if self.config.api_key_env:
-            key = os.environ.get(self.config.api_key_env)
-            if not key:
-                raise RuntimeError(f"environment variable {self.config.api_key_env} (api_key_env) is not set")
-            headers["Authorization"] = f"Bearer {key}"
-        url = self.config.base_url.rstrip("/") + "/chat/completions"
-        last = ""
-        for attempt in range(self.config.max_retries + 1):
-            if attempt:
-                time.sleep(min(2 ** (attempt - 1), 30))
-            try:
-                req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
-                with urllib.request.urlopen(req, timeout=self.config.timeout_s) as resp:
-                    choices = sorted(json.loads(resp.read())["choices"], key=lambda c: c.get("index", 0))
-                texts = [c["message"]["content"] or "" for c in choices]
-                if not texts:
-                    raise ValueError("the response has no choices")
-                return texts
-            except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as exc:
-                last = f"{type(exc).__name__}: {exc}"
-        raise RuntimeError(f"generation failed after {self.config.max_retries + 1} attempt(s) at {url}: {last}")
+    def _one_or_error(self, messages: list[dict[str, Any]]) -> str | GenerationError:
+        try:
+            return self._one(messages)
+        except GenerationError as exc:
+            return exc
+
+    def generate_or_errors(self, conversations: Sequence[list[dict[str, Any]]]) -> list[str | GenerationError]:
+        """One answer or the :class:`GenerationError` that prevented it, per conversation (same order)."""
+        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+            return list(pool.map(self._one_or_error, conversations))
 
     def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
-        with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-            return list(pool.map(self._one, conversations))
+        results = self.generate_or_errors(conversations)
+        failed = [r for r in results if isinstance(r, GenerationError)]
+        if failed:
+            raise GenerationError(f"{len(failed)} of {len(results)} generation request(s) failed; first: {failed[0]}")
+        return results
 
 
 class TransformersGenerator(Generator):
@@ -218,7 +250,7 @@ class TransformersGenerator(Generator):
 
     def encode(self, conversations: Sequence[list[dict[str, Any]]]):
         """Processor inputs for a batch of conversations (generation prompt added, left-padded)."""
-        from ifpo.verifiers.media import load_image, load_video, patch_factor
+        from ifpo.verifiers.media import confined_path, load_image, load_video, patch_factor
 
         budget, factor = self.config.budget, patch_factor(self._processor)
         rendered, metas = [], []
@@ -228,9 +260,10 @@ class TransformersGenerator(Generator):
                 parts = []
                 for p in m["content"]:
                     if p["type"] == "image":
-                        parts.append({"type": "image", "image": load_image(self.media_root / p["path"], budget, factor)})
+                        parts.append({"type": "image", "image": load_image(confined_path(self.media_root, p["path"]),
+                                                                         budget, factor)})
                     elif p["type"] == "video":
-                        frames, meta = load_video(self.media_root / p["path"], budget, factor)
+                        frames, meta = load_video(confined_path(self.media_root, p["path"]), budget, factor)
                         metas.append(meta)  # in the order the processor meets the videos
                         parts.append({"type": "video", "video": frames})
                     else:
@@ -240,12 +273,13 @@ class TransformersGenerator(Generator):
         # Left padding: generation continues every row right after its own prompt.
         self._processor.tokenizer.padding_side = "left"
         # Media are sampled and resized already (verifiers.media), exactly as the training collator does.
-        kwargs: dict[str, Any] = {"do_resize": False}
+        # padding is a processor kwarg: passed loose, transformers warns once per call (92 times in the main job).
+        kwargs: dict[str, Any] = {"do_resize": False, "padding": True}
         if metas:
             kwargs.update(video_metadata=metas, do_sample_frames=False)
         return self._processor.apply_chat_template(
             rendered, tokenize=True, return_dict=True, return_tensors="pt", add_generation_prompt=True,
-            padding=True, processor_kwargs=kwargs,
+            processor_kwargs=kwargs,
         )
 
     def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
