@@ -9,6 +9,8 @@ the prompt is refused, naming the pair, in DPO (step and reference precompute).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from ifpo.train.pairs import load_pairs
@@ -311,3 +313,106 @@ def test_dpo_recipe_has_the_shared_prompt_key():
     field = DPORecipe.__dataclass_fields__["shared_prompt"]
     assert field.default is True and "prompt" in field.metadata["help"]
 
+
+
+# ------------------------------------------------------------------------------------------
+# GRPO: a group's completions share the prompt's forward; the guard before generation and forwards
+# ------------------------------------------------------------------------------------------
+
+GRPO_ITEMS = {"image": "i02-selection-1", "video": "v08-single-3"}
+
+
+@pytest.fixture(scope="module")
+def grpo_trainer(tmp_path_factory):
+    from ifpo.train.grpo_recipe import parse_grpo_recipe
+    from ifpo.train.grpo_trainer import IfpoGRPOTrainer, build_prompt_dataset, grpo_peft_config
+    from ifpo.train.model import load_processor_and_model
+    from ifpo.verifiers.schema import read_items
+
+    repo = Path(__file__).resolve().parent.parent
+    out = tmp_path_factory.mktemp("grpo")
+    recipe = parse_grpo_recipe([str(repo / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(out),
+                                "--save_strategy", "no", "--report_to", "none", "--rewards", "cpr",
+                                "--reward_weights", "[1.0]"])
+    cfg, args = recipe.ifpo, recipe.args
+    processor, model = load_processor_and_model(cfg, args)
+    items = read_items(repo / "sample" / "items.jsonl", root=repo / "sample")
+    chosen = [it for it in items if it["id"] in GRPO_ITEMS.values()]
+    chosen.append(next(it for it in items if not (it.get("media") or {}).get("images")
+                       and not (it.get("media") or {}).get("videos") and it.get("structure") != "conflict"))
+    dataset = build_prompt_dataset(chosen)
+    trainer = IfpoGRPOTrainer(model=model, args=args, reward_funcs=[lambda completions, **kw: [0.0] * len(completions)],
+                              train_dataset=dataset, processing_class=processor, peft_config=grpo_peft_config(cfg),
+                              budget=cfg.media_budget(), media_root=repo / "sample")
+    torch.manual_seed(2)
+    with torch.no_grad():
+        for name, param in trainer.model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0, 0.3)
+    return trainer, [dataset[i] for i in range(len(dataset))]
+
+
+def grpo_batch(trainer, examples, generations=4, seed=0):
+    """Rows as TRL lays them out: each prompt ``generations`` times, left-padded prompts, right-padded completions."""
+    repeated = [e for e in examples for _ in range(generations)]
+    rows = trainer._media_rows(repeated)
+    prompts = [r["input_ids"] for r in rows] if rows is not None else [
+        trainer._process_prompt(e)["input_ids"] for e in repeated]
+    width = max(map(len, prompts))
+    pad = trainer.processing_class.tokenizer.pad_token_id
+    prompt_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+    prompt_mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+    gen = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(3, 12, (len(prompts),), generator=gen)
+    completions = torch.randint(10, 400, (len(prompts), 12), generator=gen)
+    completion_mask = (torch.arange(12)[None] < lengths[:, None]).long()
+    input_ids = torch.cat([prompt_ids, completions.masked_fill(completion_mask == 0, pad)], dim=1)
+    return rows, input_ids, torch.cat([prompt_mask, completion_mask], dim=1)
+
+
+def grpo_logps(trainer, rows, input_ids, attention_mask, shared, chunk=None):
+    trainer.shared_prompt = shared
+    trainer._active_media = rows
+    try:
+        with torch.no_grad():
+            logps, entropy, _ = trainer._get_per_token_logps_and_entropies(
+                trainer.model, input_ids, attention_mask, 12, batch_size=chunk, compute_entropy=True)
+    finally:
+        trainer._active_media = None
+        trainer.shared_prompt = True
+    return logps, entropy
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mix", ["image", "video", "text", "mixed"])
+def test_grpo_group_forward_matches_separate_forwards(grpo_trainer, mix):
+    trainer, examples = grpo_trainer
+    by_kind = {"image": [examples[0]], "video": [examples[1]], "text": [examples[2]], "mixed": examples}
+    picked = by_kind[mix] if mix != "image" else [e for e in examples if e["image_paths"]]
+    rows, input_ids, mask = grpo_batch(trainer, picked)
+    assert (rows is None) == (mix == "text")
+    plain, plain_entropy = grpo_logps(trainer, rows, input_ids, mask, shared=False)
+    shared, shared_entropy = grpo_logps(trainer, rows, input_ids, mask, shared=True)
+    assert_rel_close(shared.sum(dim=1), plain.sum(dim=1))
+    torch.testing.assert_close(shared_entropy, plain_entropy, rtol=RTOL, atol=1e-5)
+    # TRL's chunks (old-policy/reference passes): sharing within a chunk of 6 rows is still exact.
+    chunked, _ = grpo_logps(trainer, rows, input_ids, mask, shared=True, chunk=6)
+    assert_rel_close(chunked.sum(dim=1), plain.sum(dim=1))
+
+
+@pytest.mark.slow
+def test_grpo_refuses_a_dropped_image(grpo_trainer):
+    trainer, examples = grpo_trainer
+    image = next(e for e in examples if e["image_paths"])
+    rows, input_ids, mask = grpo_batch(trainer, [image], generations=2)
+    # The second completion's row lost its image features (the row dict kept only the token ids).
+    broken = [rows[0], {k: v for k, v in rows[1].items() if k not in ("pixel_values", "image_grid_thw")}]
+    with pytest.raises(MediaMismatchError, match=f"item {image['item_id']}"):
+        grpo_logps(trainer, broken, input_ids, mask, shared=True)
+    # Before generation: the prompt row whose image vanished is refused too.
+    trainer._batch_media = broken
+    try:
+        with pytest.raises(MediaMismatchError, match=f"item {image['item_id']}"):
+            trainer._tokenize_prompts([image["prompt"]] * 2)
+    finally:
+        trainer._batch_media = None

@@ -15,8 +15,17 @@ TRL's generation, rewards, advantages and loss, and changes where prompts meet m
    chunk's media from the rows, and ``mm_token_type_ids`` (1 image, 2 video) from the token ids.
 4. Generation may not sample ``<|image_pad|>``/``<|video_pad|>`` (a sampled pad token would not
    match the media features); TRL suppresses only the image token.
+5. Shared prompt (``shared_prompt``, default on; ``train/shared_prompt.py``): in every old-policy,
+   reference and loss forward, the completions of one prompt that share a forward chunk are packed into
+   one row ``[prompt | completion 1 | h | completion 2 | ...]`` under a block attention mask, so the
+   prompt and its media run once per chunk instead of once per completion. The whole group shares when
+   a chunk holds it (``steps_per_generation: 1``, the old-policy/reference passes over the generation
+   batch); after TRL's shuffle a loss chunk shares among the rows of a prompt it holds.
+6. Media guard (``media_guard``, default on): before generation and before every forward, each row's
+   placeholder tokens must match its media tensors and its item's number of images and videos;
+   otherwise a ``MediaMismatchError`` names the item.
 
-Text-only batches take TRL's own path unchanged.
+Text-only batches take TRL's own path, or the same chunked loop when the shared prompt is on.
 """
 
 from __future__ import annotations
@@ -29,14 +38,18 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from ifpo.train.shared_prompt import SHARED_KEY, attention_supported, install_shared_prompt, spec
 from ifpo.train.vision import MediaBudget, clean_messages, load_image, load_video, patch_factor, resolve_media
 from ifpo.verifiers.generation import item_messages
+from ifpo.verifiers.media_guard import check_media
 from trl import GRPOTrainer
 
 logger = logging.getLogger("ifpo.grpo")
 
 IFPO_COLUMNS = ("item_id", "image_paths", "video_paths")
 MEDIA_KEYS = ("pixel_values", "image_grid_thw", "pixel_values_videos", "video_grid_thw")
+# Travel with each row's media: which prompt it is (packing groups), which item (guard errors), its media counts.
+ROW_KEYS = ("ifpo_group", "item_id", "n_media")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_ITEMS = REPO_ROOT / "sample" / "items.jsonl"
 
@@ -141,8 +154,23 @@ def grpo_peft_config(recipe):
 class IfpoGRPOTrainer(GRPOTrainer):
     """``trl.GRPOTrainer`` whose prompts may carry images and videos (``image_paths``/``video_paths``)."""
 
-    def __init__(self, *args, budget: MediaBudget | None = None, media_root: str | Path | None = None, **kwargs):
+    def __init__(self, *args, budget: MediaBudget | None = None, media_root: str | Path | None = None,
+                 shared_prompt: bool = True, media_guard: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
+        self.media_guard = media_guard
+        self.shared_prompt = False
+        if shared_prompt:
+            from peft import PeftModel
+
+            base = self.model.get_base_model() if isinstance(self.model, PeftModel) else self.model
+            if attention_supported(base):
+                install_shared_prompt(base)
+                if getattr(self, "ref_model", None) is not None:
+                    install_shared_prompt(self.ref_model)
+                self.shared_prompt = True
+            else:
+                logger.warning("shared_prompt: off (attention %r cannot take the block mask; use sdpa or eager)",
+                               getattr(base.config, "_attn_implementation", None))
         self.budget = budget or MediaBudget()
         self.media_root = str(media_root) if media_root is not None else None
         self._batch_media: list[dict[str, Any]] | None = None  # rows of the batch being generated
@@ -185,7 +213,8 @@ class IfpoGRPOTrainer(GRPOTrainer):
         if images or videos:
             kwargs["do_resize"] = False  # resized above under the recipe's budget
         encoded = processor(text=[text], return_tensors="pt", **kwargs)
-        row = {"input_ids": encoded["input_ids"][0].tolist()}
+        row = {"input_ids": encoded["input_ids"][0].tolist(), "item_id": str(example.get("item_id", "?")),
+               "n_media": (len(images), len(videos))}
         for key in MEDIA_KEYS:
             if encoded.get(key) is not None:
                 row[key] = encoded[key]
@@ -201,7 +230,7 @@ class IfpoGRPOTrainer(GRPOTrainer):
             key = json.dumps([example["prompt"], example.get("image_paths"), example.get("video_paths")], sort_keys=True,
                              default=str)
             if key not in processed:
-                processed[key] = self._process_prompt(example)
+                processed[key] = {**self._process_prompt(example), "ifpo_group": len(processed)}
             rows.append(processed[key])
         return rows
 
@@ -230,7 +259,7 @@ class IfpoGRPOTrainer(GRPOTrainer):
             output = super()._generate_and_score_completions(inputs)
         finally:
             self._batch_media = self._active_media = None
-        output["ifpo_media"] = [{k: v for k, v in row.items() if k in MEDIA_KEYS} for row in rows]
+        output["ifpo_media"] = [{k: v for k, v in row.items() if k in MEDIA_KEYS or k in ROW_KEYS} for row in rows]
         return output
 
     def _tokenize_prompts(self, prompts: list):
@@ -240,6 +269,10 @@ class IfpoGRPOTrainer(GRPOTrainer):
         if len(rows) != len(prompts):
             raise RuntimeError(f"{len(prompts)} prompts but {len(rows)} processed media rows")
         prompt_ids = [row["input_ids"] for row in rows]
+        if self.media_guard:
+            # Generation sees the same media the forwards will: check each prompt before sampling from it.
+            for row in rows:
+                self._guard(row, torch.tensor([row["input_ids"]]), [row])
         fields: dict[str, Any] = {}
         for key in MEDIA_KEYS:
             parts = [row[key] for row in rows if key in row]
@@ -261,26 +294,58 @@ class IfpoGRPOTrainer(GRPOTrainer):
         finally:
             self._active_media = None
 
+    def _guard(self, _row, input_ids: torch.Tensor, rows: Sequence[Mapping[str, Any]], inputs=None) -> None:
+        """The media guard on ``input_ids`` (one row per entry of ``rows``) and their media tensors."""
+        batch = {"input_ids": input_ids, **(inputs if inputs is not None else self._media_inputs(rows, input_ids))}
+        pad_ids = {"image": self._pad_ids[1], "video": self._pad_ids[2]}
+        vision = getattr(self.accelerator.unwrap_model(self.model).config, "vision_config", None)
+        check_media(batch, pad_ids=pad_ids, merge_size=int(getattr(vision, "spatial_merge_size", 2) or 2),
+                    ids=[str(r.get("item_id", "?")) for r in rows], expected=[r.get("n_media") for r in rows],
+                    what="item")
+
+    def _shared_spec(self, rows, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int):
+        """Rows of one prompt form a group; the prompt is the left-padded part before the completions."""
+        prompt_width = input_ids.size(1) - logits_to_keep
+        if rows is not None:
+            keys = [row.get("ifpo_group") for row in rows]
+        else:
+            keys = [tuple(ids[mask.bool()].tolist()) for ids, mask in
+                    zip(input_ids[:, :prompt_width], attention_mask[:, :prompt_width])]
+        index: dict[Any, int] = {}
+        group = [index.setdefault(key, len(index)) for key in keys]
+        start = (attention_mask[:, :prompt_width] == 0).sum(dim=1)
+        return {k: v.to(input_ids.device) for k, v in spec(group, start, [prompt_width] * len(group)).items()}
+
     def _get_per_token_logps_and_entropies(
         self, model, input_ids, attention_mask, logits_to_keep, batch_size=None, compute_entropy=False,
         compute_aux_loss=False, **kwargs,
     ):
         rows = self._active_media
-        if rows is None:
+        if rows is None and (not self.shared_prompt or compute_aux_loss or kwargs.get("pixel_values") is not None):
             return super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss, **kwargs
             )
-        if len(rows) != input_ids.size(0):
+        if rows is not None and len(rows) != input_ids.size(0):
             raise RuntimeError(f"{input_ids.size(0)} sequences but {len(rows)} media rows")
-        # TRL's chunked loop, with each chunk's own media.
+        # TRL's chunked loop, with each chunk's own media (and its prompts packed once when shared).
         batch_size = batch_size or input_ids.size(0)
         all_logps, all_entropies, all_aux = [], [], []
         for start in range(0, input_ids.size(0), batch_size):
             end = min(start + batch_size, input_ids.size(0))
             ids, mask = input_ids[start:end], attention_mask[start:end]
-            model_inputs = {"input_ids": ids, "attention_mask": mask, **self._media_inputs(rows[start:end], ids)}
+            model_inputs = {"input_ids": ids, "attention_mask": mask}
+            if rows is not None:
+                media = self._media_inputs(rows[start:end], ids)
+                if self.media_guard:
+                    self._guard(None, ids, rows[start:end], media)
+                model_inputs.update(media)
+            elif kwargs.get("mm_token_type_ids") is not None:
+                model_inputs["mm_token_type_ids"] = kwargs["mm_token_type_ids"][start:end]
             if compute_aux_loss:
                 model_inputs["output_router_logits"] = True
+            elif self.shared_prompt:
+                model_inputs[SHARED_KEY] = self._shared_spec(None if rows is None else rows[start:end], ids, mask,
+                                                             logits_to_keep)
             labels = ids.masked_fill(mask == 0, -100)
             labels[:, :-logits_to_keep] = -100
             with self.accelerator.autocast():
