@@ -416,3 +416,45 @@ def test_grpo_refuses_a_dropped_image(grpo_trainer):
             trainer._tokenize_prompts([image["prompt"]] * 2)
     finally:
         trainer._batch_media = None
+
+
+# ------------------------------------------------------------------------------------------
+# the guard in ifpo's generation (builders, `ifpo evaluate`, the eval hook's checkpoint scoring)
+# ------------------------------------------------------------------------------------------
+
+
+class _LosingProcessor:
+    """A processor whose output lost the image features of the batch (the bug the guard exists for)."""
+
+    def __init__(self, processor):
+        self._processor = processor
+
+    def __getattr__(self, name):
+        return getattr(self._processor, name)
+
+    def apply_chat_template(self, *args, **kwargs):
+        out = self._processor.apply_chat_template(*args, **kwargs)
+        out.pop("pixel_values", None)
+        out.pop("image_grid_thw", None)
+        return out
+
+
+@pytest.mark.slow
+def test_generation_refuses_a_dropped_image(tiny_dir, processor):
+    import json
+
+    from ifpo.verifiers.generation import GenerationConfig, TransformersGenerator, item_messages
+
+    sample = Path(__file__).resolve().parent.parent / "sample"
+    items = [json.loads(line) for line in (sample / "items.jsonl").read_text().splitlines()]
+    image_item = next(i for i in items if i["media"].get("images") and not i["media"].get("videos"))
+    text_item = next(i for i in items if not i["media"].get("images") and not i["media"].get("videos"))
+    conversations = [item_messages(text_item), item_messages(image_item)]
+    config = GenerationConfig(backend="transformers", model=str(tiny_dir), max_new_tokens=2)
+    fine = TransformersGenerator(config, sample, processor=processor)
+    fine._load()
+    assert fine.encode(conversations)["image_grid_thw"].shape[0] == 1
+    losing = TransformersGenerator(config, sample, processor=_LosingProcessor(processor))
+    losing._load()
+    with pytest.raises(MediaMismatchError, match=f"conversation 1 \\({image_item['media']['images'][0]}\\)"):
+        losing.generate(conversations)

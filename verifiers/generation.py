@@ -277,10 +277,21 @@ class TransformersGenerator(Generator):
         kwargs: dict[str, Any] = {"do_resize": False, "padding": True}
         if metas:
             kwargs.update(video_metadata=metas, do_sample_frames=False)
-        return self._processor.apply_chat_template(
+        encoded = self._processor.apply_chat_template(
             rendered, tokenize=True, return_dict=True, return_tensors="pt", add_generation_prompt=True,
             processor_kwargs=kwargs,
         )
+        # Media guard: every conversation's images and videos reach generate() as vision features.
+        from ifpo.verifiers.media_guard import check_media, media_pad_ids
+
+        wanted = [(sum(p["type"] == "image" for m in c for p in m["content"]),
+                   sum(p["type"] == "video" for m in c for p in m["content"])) for c in conversations]
+        names = [f"conversation {i} ({', '.join(p['path'] for m in c for p in m['content'] if 'path' in p) or 'text'})"
+                 for i, c in enumerate(conversations)]
+        vision = getattr(getattr(self._model, "config", None), "vision_config", None)
+        check_media(encoded, pad_ids=media_pad_ids(self._processor), ids=names, expected=wanted, what="generation",
+                    merge_size=int(getattr(vision, "spatial_merge_size", 2) or 2))
+        return encoded
 
     def generate(self, conversations: Sequence[list[dict[str, Any]]], progress: bool = False) -> list[str]:
         return self._generate(conversations, progress, self.config.temperature, self.config.top_p, self.config.seed)
