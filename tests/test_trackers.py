@@ -238,3 +238,52 @@ def test_train_and_eval_curves_tables_and_recipe_reach_wandb(tracked_run):
     config = wandb_config(records)
     assert config["ifpo.lora_r"] == 16 and config["ifpo.eval_hook.every_steps"] == 10
     assert config["ifpo.image_max_pixels"] == 16384 and config["learning_rate"] == 5e-3
+
+
+# --- what the user reads: help text and logs -------------------------------------------------------
+
+
+@pytest.mark.parametrize("script", ["dpo", "grpo"])
+def test_help_states_each_default_once_and_lists_eval_hook_sub_keys(script):
+    import re
+
+    from ifpo.train import grpo_recipe, recipe
+
+    text = (recipe if script == "dpo" else grpo_recipe).recipe_help()
+    assert not [line for line in text.splitlines() if len(re.findall(r"\(default", line)) > 1]
+    assert "attention kernel: sdpa, flash_attention_2, eager (default: transformers' choice)\n" in text
+    for key in ("every_steps", "on_save", "max_items", "judge"):  # eval_hook keys
+        assert re.search(rf"^    {key} ", text, re.M), key
+    for key in ("max_new_tokens", "temperature", "media"):  # eval_hook.generation keys, with the hook's defaults
+        assert re.search(rf"^      {key} ", text, re.M), key
+    assert re.search(r"^      temperature .*\(default: 0\.1\)$", text, re.M)
+
+
+@pytest.mark.slow
+def test_batched_generation_logs_no_processor_kwargs_warning(tmp_path):
+    """transformers warns once per apply_chat_template call given a processor kwarg outside processor_kwargs;
+    the eval hook generates through this path at every checkpoint (92 warnings in the main job before)."""
+    import logging
+
+    import transformers
+    from ifpo.train.tiny_model import build_tiny_model
+    from ifpo.verifiers.generation import item_messages, make_generator
+    from ifpo.verifiers.schema import read_items
+
+    items = read_items(REPO / "sample" / "items.jsonl")[:3]
+    generator = make_generator({"backend": "transformers", "model": str(build_tiny_model(tmp_path / "tiny", seed=0)),
+                                "max_new_tokens": 2, "batch_size": 3}, REPO / "sample")
+    records: list[str] = []
+
+    class Grab(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    handler = Grab()
+    transformers.logging.get_logger().addHandler(handler)
+    try:
+        out = generator.generate([item_messages(i) for i in items])
+    finally:
+        transformers.logging.get_logger().removeHandler(handler)
+    assert len(out) == 3
+    assert not [r for r in records if "processor_kwargs" in r]

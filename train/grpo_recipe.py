@@ -28,6 +28,8 @@ from ifpo.train.recipe import (
     check_eval_hook,
     check_model_source,
     eval_hook_config,
+    eval_hook_help_lines,
+    field_help_lines,
     read_recipe_values,
 )
 from ifpo.train.rewards import DIMENSIONS, REWARD_MODES, UNJUDGED_POLICIES, RewardSpec
@@ -201,9 +203,8 @@ def recipe_help() -> str:
         "",
         "Settings resolve as ifpo defaults < RECIPE.yaml < command line. ifpo's keys:",
     ]
-    for f in dataclasses.fields(GRPORecipe):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        lines.append(f"  {f.name:<28} {f.metadata['help']} (default: {default})")
+    lines += field_help_lines(GRPORecipe)
+    lines += eval_hook_help_lines()
     lines += [
         "",
         "Any other key is a field of TRL's GRPOConfig (learning_rate, beta, num_generations, max_completion_length,",

@@ -416,6 +416,46 @@ def eval_hook_config(eval_hook: dict | None, budget: MediaBudget) -> dict | None
     return hook
 
 
+def field_help_lines(cls: type, indent: int = 2, width: int = 28, defaults: dict[str, Any] | None = None,
+                     skip: tuple[str, ...] = ()) -> list[str]:
+    """One line per dataclass field: name, help, default. A help text that already says what its default means
+    ("(default: the pairs manifest's media_root)") keeps that wording and gets no second "(default: ...)"."""
+    lines = []
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        help_ = f.metadata.get("help", "")
+        if defaults and f.name in defaults:
+            default: Any = defaults[f.name]
+        elif f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            default = f.default_factory()  # type: ignore[misc]
+        else:
+            lines.append(f"{' ' * indent}{f.name:<{width}} {help_} (required)")
+            continue
+        suffix = "" if "(default" in help_ else f" (default: {default})"
+        lines.append(f"{' ' * indent}{f.name:<{width}} {help_}{suffix}")
+    return lines
+
+
+def eval_hook_help_lines() -> list[str]:
+    """The ``eval_hook`` mapping's keys and its ``generation`` sub-keys (generated, like the top-level keys)."""
+    from ifpo.eval_hooks.callback import DEFAULT_GENERATION, EvalHookConfig
+    from ifpo.verifiers.generation import GenerationConfig
+
+    return [
+        "",
+        "eval_hook keys (a mapping: eval_hook: {items: ..., every_steps: 50} in the recipe, JSON on the command line):",
+        *field_help_lines(EvalHookConfig, indent=4, width=26),
+        "",
+        "eval_hook.generation keys (the hook generates in-process with the weights being trained; its media",
+        "budgets default to this recipe's image_*/video_* keys):",
+        *field_help_lines(GenerationConfig, indent=6, width=24, defaults=DEFAULT_GENERATION,
+                          skip=("backend", "model", "base_url", "api_key_env", "timeout_s", "max_retries", "concurrency")),
+    ]
+
+
 def recipe_help() -> str:
     """Help text for ``train/dpo.py --help``, generated from the dataclasses."""
     lines = [
@@ -423,9 +463,8 @@ def recipe_help() -> str:
         "",
         "Settings resolve as ifpo defaults < RECIPE.yaml < command line. ifpo's keys:",
     ]
-    for f in dataclasses.fields(DPORecipe):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        lines.append(f"  {f.name:<28} {f.metadata['help']} (default: {default})")
+    lines += field_help_lines(DPORecipe)
+    lines += eval_hook_help_lines()
     lines += [
         "",
         "Any other key is a field of TRL's DPOConfig (learning_rate, beta, loss_type, loss_weights, label_smoothing,",
