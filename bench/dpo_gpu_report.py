@@ -50,6 +50,8 @@ def summarise(run: Path, peak_tflops: float) -> dict:
         "model": model,
         "parameters": n,
         "reference": "precomputed" if precompute else "on the fly",
+        # tokens_per_step counts TRL's unshared rows either way, so a shared-prompt row's tokens/s is effective.
+        "shared_prompt": "shared_prompt: false" not in resolved,
         "steps_timed": steps,
         "steps_per_s": round(1 / step_s, 3) if step_s else None,
         "tokens_per_step": round(tokens_per_step),
@@ -67,10 +69,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--peak-tflops", type=float, default=float(os.environ.get("PEAK_TFLOPS", 989)))
     args = parser.parse_args(argv)
     rows = [summarise(run, args.peak_tflops) for run in args.runs]
-    print(f"{'run':<28} {'reference':<12} {'steps/s':>8} {'tokens/s':>9} {'MFU':>6} {'peak GB':>8}")
+    print(f"{'run':<28} {'reference':<12} {'shared':<7} {'steps/s':>8} {'tokens/s':>9} {'MFU':>6} {'peak GB':>8}")
     for r in rows:
         mfu = "-" if r["mfu"] is None else f"{r['mfu']:.1%}"
-        print(f"{Path(r['run']).name:<28} {r['reference']:<12} {r['steps_per_s']:>8} {r['tokens_per_s']:>9} "
+        print(f"{Path(r['run']).name:<28} {r['reference']:<12} {'yes' if r['shared_prompt'] else 'no':<7} "
+              f"{r['steps_per_s']:>8} {r['tokens_per_s']:>9} "
               f"{mfu:>6} {r['peak_gpu_memory_gb']!s:>8}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")

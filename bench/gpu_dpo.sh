@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # DPO throughput on one GPU: steps/s, tokens/s, MFU and peak GPU memory for Qwen3-VL-2B and -8B shapes.
 #
-#   bash bench/gpu_dpo.sh                 # both sizes, precompute on; 8B also with precompute off
+#   bash bench/gpu_dpo.sh                 # both sizes, precompute + shared prompt (the defaults); 8B also
+#                                         # without the shared prompt, and with neither (TRL's own passes)
 #   SIZES="8b" STEPS=20 bash bench/gpu_dpo.sh
 #
 # The models are randomly initialised from bench/configs/qwen3vl_{2b,8b}.json (the released shapes), so
@@ -27,6 +28,7 @@ common=(
   --pairs sample --max_pairs "${PAIRS:-32}" --eval_pairs null
   --max_steps "$STEPS" --per_device_train_batch_size 1 --gradient_accumulation_steps 1
   --logging_steps 1 --save_strategy no --report_to none --dataloader_num_workers 2
+  --eval_hook null  # a speed bench: no checkpoint evaluation
   --attn_implementation "${ATTN:-sdpa}"
   --video_fps 8 --video_min_frames 4 --video_max_frames 64
   --video_min_pixels 291600 --video_max_pixels 291600 --video_max_side 1280
@@ -41,11 +43,19 @@ for size in $SIZES; do
     --model_name_or_path "random:bench/configs/qwen3vl_${size}.json" \
     --output_dir "$OUT/$name" "${common[@]}"
   runs+=("$OUT/$name")
+  if [[ "$size" == "8b" && "${NO_SHARED_ROW:-1}" == "1" ]]; then
+    # The shared-prompt row's baseline: each pair's prompt and media run twice (chosen, rejected rows).
+    name="${size}-no-shared"
+    python train/dpo.py "recipes/qwen3vl${size}.yaml" \
+      --model_name_or_path "random:bench/configs/qwen3vl_${size}.json" \
+      --output_dir "$OUT/$name" "${common[@]}" --shared_prompt false
+    runs+=("$OUT/$name")
+  fi
   if [[ "$size" == "8b" && "${NO_PRECOMPUTE_ROW:-1}" == "1" ]]; then
     name="${size}-no-precompute"
     python train/dpo.py "recipes/qwen3vl${size}.yaml" \
       --model_name_or_path "random:bench/configs/qwen3vl_${size}.json" \
-      --output_dir "$OUT/$name" "${common[@]}" --precompute_ref_log_probs false
+      --output_dir "$OUT/$name" "${common[@]}" --precompute_ref_log_probs false --shared_prompt false
     runs+=("$OUT/$name")
   fi
 done
