@@ -194,9 +194,12 @@ def test_suite_imports_from_the_wheel_and_claims_no_foreign_name(installed):
 def test_entry_points_run_from_the_wheel(installed):
     env, cwd = installed["env"], installed["tmp"]
     assert "usage: ifpo" in _run([str(installed["venv"] / "bin" / "ifpo"), "--help"], cwd=cwd, env=env).stdout
-    # accelerate launch runs the script file with the interpreter: the installed copy of train/dpo.py
+    # `accelerate launch train/dpo.py ...` with the installed copy of the script: the launcher starts it
+    # as a file with the fresh venv's interpreter, which must find ifpo in the wheel
     script = installed["site"] / "ifpo" / "train" / "dpo.py"
-    help_ = _run([str(installed["python"]), str(script), "--help"], cwd=cwd, env=env).stdout
+    launch = [str(installed["python"]), "-m", "accelerate.commands.launch", "--num_processes", "1", "--cpu",
+              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    help_ = _run([*launch, str(script), "--help"], cwd=cwd, env=env).stdout
     assert "Settings resolve as ifpo defaults" in help_
 
 
