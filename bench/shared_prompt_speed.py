@@ -13,7 +13,10 @@ pixel budget so the prompt is ~1.6k tokens (mostly vision) against ~70 response 
 - ``ifpo``: ``IfpoDPOTrainer``, reference log-probs precomputed (one-off cost printed), ``shared_prompt: false``;
 - ``ifpo-shared``: as ``ifpo`` with the shared-prompt forward (the default);
 - ``grpo`` / ``grpo-shared``: the GRPO loss forward + backward (policy log-probs of ``num_generations`` = 8
-  completions of one image prompt, LoRA) with and without sharing the prompt.
+  completions of one image prompt, LoRA) with and without sharing the prompt;
+- ``grpo-kv``: the same through the alternative to packing, a prompt forward whose key/value cache (in the
+  graph) the 8 completions extend (:func:`kv_cache_logps`). The summed log-probs of the three GRPO rows are
+  printed: they must agree.
 
 Step time is per optimizer step, median after the warm-up steps: ``compute`` (forward, backward,
 optimizer) and ``wall`` (also data loading). Targets (issue 14): ifpo-shared >= 2x faster than trl and
@@ -148,6 +151,37 @@ def _dpo_variant(name: str, work: str, steps: int, batch: int, threads: int, que
     })
 
 
+def kv_cache_logps(model, prompt: dict, completions, completion_mask):
+    """The alternative to packing (measured here, not used in training): one prompt forward whose key/value
+    cache, kept in the autograd graph, is repeated for the completions, which then run as one batch on it.
+
+    Returns the per-token log-probs of ``completions`` (G, C), zero on padding. The first completion token is
+    scored from the prompt's last hidden state; positions continue after the prompt (M-RoPE).
+    """
+    import torch
+
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    vlm = inner.model
+    g, width = completions.shape
+    p = prompt["input_ids"].shape[1]
+    out = vlm(input_ids=prompt["input_ids"], attention_mask=prompt["attention_mask"],
+              pixel_values=prompt.get("pixel_values"), image_grid_thw=prompt.get("image_grid_thw"),
+              mm_token_type_ids=prompt["mm_token_type_ids"], use_cache=True)
+    cache = out.cache
+    positions, _ = vlm.get_rope_index(prompt["input_ids"], prompt["mm_token_type_ids"],
+                                      image_grid_thw=prompt.get("image_grid_thw"),
+                                      attention_mask=prompt["attention_mask"])
+    start = positions[:, 0, -1]  # the prompt's last position (text: all three components equal)
+    cache.batch_repeat_interleave(g)
+    cont_positions = (start[:, None, None] + 1 + torch.arange(width, device=start.device)[None, None, :]).expand(3, g, -1)
+    mask = torch.cat([torch.ones(g, p, dtype=completion_mask.dtype, device=completion_mask.device), completion_mask], 1)
+    hidden = vlm.language_model(inputs_embeds=vlm.get_input_embeddings()(completions), attention_mask=mask,
+                                position_ids=cont_positions, cache=cache, use_cache=True).last_hidden_state
+    scoring = torch.cat([out.last_hidden_state[:, -1:].expand(g, 1, -1), hidden[:, :-1]], dim=1)
+    logps = torch.log_softmax(inner.lm_head(scoring).float(), dim=-1).gather(-1, completions[..., None])[..., 0]
+    return logps * completion_mask
+
+
 def _grpo_variant(name: str, work: str, steps: int, batch: int, threads: int, queue) -> None:
     """The GRPO loss forward: 8 completions of one image prompt, summed log-probs, backward through LoRA."""
     torch = _setup(threads)
@@ -190,17 +224,25 @@ def _grpo_variant(name: str, work: str, steps: int, batch: int, threads: int, qu
     inputs = {k: v.to(device) for k, v in inputs.items()}
     if name == "grpo-shared":
         inputs["ifpo_shared_prompt"] = {k: v.to(device) for k, v in spec([0] * g, [0] * g, [p] * g).items()}
+    prompt = {k: v.to(device) for k, v in prompt.items()}
+    completions, completion_mask = completions.to(device), completion_mask.to(device)
     model.train()
     times = []
+    logps_sum = None
     for _ in range(steps):
         t0 = time.perf_counter()
-        out = model(**inputs, fused_lm_head=True, use_cache=False)
-        (-(out.log_probs.sum())).backward()
+        if name == "grpo-kv":
+            logps = kv_cache_logps(model, prompt, completions * completion_mask, completion_mask)
+        else:
+            logps = model(**inputs, fused_lm_head=True, use_cache=False).log_probs
+        total = logps.sum()
+        (-total).backward()
+        logps_sum = float(total.detach())
         model.zero_grad(set_to_none=True)
         if cuda:
             torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
-    queue.put({"variant": name, "pairs": 1, "compute_times": times, "wall_times": times,
+    queue.put({"variant": name, "pairs": 1, "compute_times": times, "wall_times": times, "logps_sum": logps_sum,
                "peak_memory_mb": _peak_memory_mb(), "precompute_s": None, "device": device,
                "prompt_tokens": p, "response_tokens": int(lengths.float().mean())})
 
@@ -224,14 +266,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--batch", type=int, default=2, help="pairs per step")
     parser.add_argument("--grpo_reps", type=int, default=3, help="GRPO loss forward+backward repetitions per row")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads per variant (default 1: stable timings)")
-    parser.add_argument("--only", nargs="*", default=None, help="run only these rows (trl ifpo ifpo-shared grpo grpo-shared)")
+    parser.add_argument("--only", nargs="*", default=None, help="run only these rows (trl ifpo ifpo-shared grpo grpo-shared grpo-kv)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 
     from ifpo.train.sample_pairs import build_sample_pairs
     from ifpo.train.tiny_model import TinySpec, build_tiny_model
 
-    rows = args.only or ["trl", "ifpo", "ifpo-shared", "grpo", "grpo-shared"]
+    rows = args.only or ["trl", "ifpo", "ifpo-shared", "grpo", "grpo-shared", "grpo-kv"]
     results = []
     with tempfile.TemporaryDirectory(prefix="ifpo-bench-") as work:
         build_tiny_model(Path(work) / "tiny", seed=0, spec=TinySpec(**SPEC))
@@ -274,6 +316,11 @@ def main(argv: list[str]) -> int:
     if "shared_vs_ifpo" in summary:
         print(f"ifpo-shared vs ifpo: {summary['shared_vs_ifpo']:.2f}x faster per step (wall); target >= 1.5x: "
               f"{'met' if summary['shared_vs_ifpo'] >= 1.5 else 'NOT met'}")
+    if {"grpo", "grpo-kv"} <= by.keys():
+        summary["grpo_kv_speedup"] = by["grpo"]["compute_median_s"] / by["grpo-kv"]["compute_median_s"]
+        sums = {r["variant"]: r["logps_sum"] for r in results if r.get("logps_sum") is not None}
+        print("GRPO summed log-probs (must agree): " + ", ".join(f"{k} {v:.4f}" for k, v in sums.items()))
+        print(f"GRPO loss forward+backward through a shared KV cache instead: {summary['grpo_kv_speedup']:.2f}x faster")
     if "grpo_shared_speedup" in summary:
         print(f"GRPO loss forward+backward, num_generations {GENERATIONS}: {summary['grpo_shared_speedup']:.2f}x faster "
               f"with the shared prompt")
