@@ -735,6 +735,8 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, help="overrides the config's workers")
     parser.add_argument("--root", help="dataset root of media paths (default: the items file's folder)")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse the items file when any record is invalid (default: name and skip them)")
     args = parser.parse_args(argv)
     from ifpo.verifiers.schema import load_items
 
@@ -752,9 +754,13 @@ def cli_main(argv: list[str]) -> int:
     if loaded.errors:
         for err in loaded.errors:
             print(err, file=sys.stderr)
-        print(f"ifpo build-pairs: {len(loaded.errors)} invalid item field(s); fix them or validate with "
-              "`ifpo validate`", file=sys.stderr)
-        return 1
+        if args.strict or not loaded.items:
+            print(f"ifpo build-pairs: {len(loaded.errors)} invalid item field(s); fix them or validate with "
+                  "`ifpo validate`", file=sys.stderr)
+            return 1
+        # The valid items are built; the invalid records are named above and counted in the report.
+        print(f"ifpo build-pairs: skipping {loaded.records - len(loaded.items)} invalid "
+              f"record(s) of {loaded.records} (--strict refuses the file)", file=sys.stderr)
     out = Path(args.out)
     root = Path(args.root) if args.root else Path(args.items).parent
     try:
@@ -765,4 +771,4 @@ def cli_main(argv: list[str]) -> int:
         return 2
     print(format_report(report))
     print(f"\nwrote {out / 'pairs.jsonl'}, {out / 'dataset'}, {out / 'report.json'}")
-    return 0
+    return 1 if loaded.errors else 0

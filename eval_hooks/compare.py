@@ -14,7 +14,6 @@ and skipped. Prints a table; exits 1 when no report could be read.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -30,7 +29,7 @@ from ifpo.eval_hooks.reports import (
     to_csv,
     to_json,
 )
-from ifpo.verifiers.io import write_text_atomic
+from ifpo.verifiers.io import dumps, write_text_atomic
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,7 +115,7 @@ def cli_main(argv: list[str]) -> int:
         write_text_atomic(Path(args.csv), to_csv(comparison))
         print(f"wrote {args.csv}")
     if args.json:
-        write_text_atomic(Path(args.json), json.dumps(to_json(comparison, pair), indent=2, ensure_ascii=False) + "\n")
+        write_text_atomic(Path(args.json), dumps(to_json(comparison, pair), indent=2) + "\n")
         print(f"wrote {args.json}")
     if args.wandb:
         name = log_wandb(comparison, pair)

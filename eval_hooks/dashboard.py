@@ -30,7 +30,6 @@ When the script has run, ``body[data-rendered="true"]``.
 from __future__ import annotations
 
 import html
-import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -219,7 +218,11 @@ def dashboard_data(
 
 def _json_for_script(data: Any) -> str:
     # Inside <script>, "</script>" or "<!--" in a model answer would end or bend the element: escape "<", ">", "&".
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # NaN/Infinity (a report written by another tool) become null: JSON.parse refuses them, and the
+    # page would draw nothing for every run.
+    from ifpo.verifiers.io import dumps
+
+    text = dumps(data, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace(
         "\u2028", "\\u2028").replace("\u2029", "\\u2029")
 

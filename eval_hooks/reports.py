@@ -117,6 +117,8 @@ def load_checkpoint(folder: Path, run: str, run_root: Path) -> Checkpoint | Skip
         return Skipped(path, f"unreadable: {exc}")
     except json.JSONDecodeError as exc:
         return Skipped(path, f"corrupt JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
+    except RecursionError:
+        return Skipped(path, "corrupt JSON (nested too deeply to parse)")
     if not isinstance(report, dict):
         return Skipped(path, f"not a report: top level is {type(report).__name__}")
     missing = [k for k in REQUIRED_KEYS if k not in report]

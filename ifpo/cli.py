@@ -55,6 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(f"ifpo {name}", func, rest)
 
 
+def _service_errors() -> tuple[type[BaseException], ...]:
+    """Failures of a judge, endpoint or policy that a command let through: a reason, not a bug."""
+    from ifpo.verifiers.generation import GenerationError
+    from ifpo.verifiers.http import EndpointError
+    from ifpo.verifiers.judge import JudgeError
+
+    return (GenerationError, EndpointError, JudgeError)
+
+
 def run_command(prog: str, func, argv: list[str]) -> int:
     """Run one command's ``func(argv)``; user errors it did not catch become one line and exit 2.
 
@@ -75,7 +84,7 @@ def run_command(prog: str, func, argv: list[str]) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, OSError, RecursionError) as exc:
+    except (ValueError, OSError, RecursionError, *_service_errors()) as exc:
         if os.environ.get("IFPO_DEBUG"):
             raise
         message = str(exc) or type(exc).__name__

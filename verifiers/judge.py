@@ -470,8 +470,13 @@ def make_judge(config: JudgeConfig | str | Path | Mapping[str, Any] | None) -> J
     """Build the judge a config names; None stays None (no judge: judge-route verdicts are unjudged)."""
     if config is None:
         return None
+    source = None
     if isinstance(config, (str, Path)):
+        source = str(config)
         config = JudgeConfig.from_yaml(config)
     elif isinstance(config, Mapping):
         config = JudgeConfig.from_mapping(config)
-    return OpenAIJudge(config) if config.backend == "openai" else TransformersJudge(config)
+    try:
+        return OpenAIJudge(config) if config.backend == "openai" else TransformersJudge(config)
+    except ValueError as exc:  # e.g. the api_key_env variable is unset: name the file that asked for it
+        raise ValueError(f"{source}: {exc}" if source else str(exc)) from None

@@ -1,0 +1,439 @@
+"""Bad-input truth tables, one per entry point: every bad input a clear error, nothing lost.
+
+Each row feeds one command a file holding GOOD records and one kind of bad record (or a bad
+setting) and checks: the exit code, no traceback, a message naming the file, line and field (or
+the setting), and, where the command goes on, that the good records of the same file were still
+processed. Commands run in-process through ``ifpo.cli.main`` / the entry scripts' ``main`` (one
+interpreter for all rows: no subprocess start-up per case).
+
+Exit codes: 0 done; 1 done or refused because of bad records (named); 2 a bad setting or path
+(one line). The bad-record kinds are the categories of the reader policy (``verifiers/io.py``):
+invalid UTF-8, broken JSON, over-deep nesting, a non-object line, a wrong field, an empty file;
+BOM and CRLF are accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ifpo.cli import main as ifpo
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample"
+PNG = "media/images/i01_row_of_three.png"
+MP4 = "media/videos/v01_circle_moves_right.mp4"
+
+
+def item(i: int, **extra) -> dict:
+    return {"id": f"good-{i}", "source": "t", "instruction": "Answer in 3 to 50 words.", "structure": "single",
+            "constraints": [{"id": "c1", "type": "word_count", "dimension": "format", "description": "3-50 words",
+                             "params": {"min_count": 3, "max_count": 50}}],
+            "reference_response": "one two three four", **extra}
+
+
+def line(obj) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+DEEP = b"[" * 200_000 + b"]" * 200_000 + b"\n"
+# kind -> (bytes of the bad line, words the message must hold)
+BAD_LINES = {
+    "non_utf8": (b'{"id": "x\xff\xfe", "source": "t"}\n', "not UTF-8"),
+    "broken_json": (b'{"id": "x", \n', "invalid JSON"),
+    "deep_nesting": (DEEP, "nested too deeply"),
+    "not_an_object": (b"[1, 2, 3]\n", "object"),  # "expected a JSON object" or "... an object with id and response"
+}
+
+
+def run(capsys, argv, entry=ifpo):
+    rc = entry(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "Traceback" not in out, err
+    return rc, out, err
+
+
+@pytest.fixture
+def root(tmp_path):
+    """A dataset root holding the sample media, plus a secret file outside it and a symlink to it."""
+    data = tmp_path / "data"
+    for rel in (PNG, MP4):
+        (data / rel).parent.mkdir(parents=True, exist_ok=True)
+        (data / rel).write_bytes((SAMPLE / rel).read_bytes())
+    (tmp_path / "secret.png").write_bytes((SAMPLE / PNG).read_bytes())
+    os.symlink(tmp_path / "secret.png", data / "media" / "images" / "link.png")
+    (data / "media" / "images" / "corrupt.png").write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    return data
+
+
+# --- ifpo validate ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_LINES))
+def test_validate_bad_line_is_named_and_the_others_are_checked(root, capsys, kind):
+    bad, words = BAD_LINES[kind]
+    path = root / "items.jsonl"
+    path.write_bytes(line(item(1)) + bad + line(item(2)))
+    rc, out, err = run(capsys, ["validate", str(path)])
+    assert rc == 1 and f"{path}:2:" in out and words in out
+    assert "in 1 of 3 records" in err  # lines 1 and 3 were read and validated
+
+
+@pytest.mark.parametrize(
+    "media, words",
+    [
+        ({"images": ["media/images/link.png"]}, "resolves outside the dataset root"),
+        ({"images": ["/etc/passwd"]}, "is absolute"),
+        ({"images": ["../secret.png"]}, "escapes the dataset root"),
+        ({"images": ["media/images/missing.png"]}, "not found"),
+        ({"images": "media/images/x.png"}, "expected an array"),
+    ],
+)
+def test_validate_media_confined_to_the_dataset_root(root, capsys, media, words):
+    path = root / "items.jsonl"
+    path.write_bytes(line(item(1, media={"images": [PNG]})) + line(item(2, media=media)))
+    rc, out, _ = run(capsys, ["validate", str(path)])
+    assert rc == 1 and f"{path}:2: item 'good-2' media.images" in out and words in out
+    assert f"{path}:1:" not in out
+
+
+def test_validate_bom_crlf_ok_empty_and_missing_files_refused(root, capsys):
+    path = root / "items.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + line(item(1)).replace(b"\n", b"\r\n") + line(item(2)).replace(b"\n", b"\r\n"))
+    rc, out, _ = run(capsys, ["validate", str(path)])
+    assert rc == 0 and "2 items" in out
+    path.write_bytes(b"\n  \n")
+    rc, out, _ = run(capsys, ["validate", str(path)])
+    assert rc == 1 and f"{path}: no records" in out
+    rc, _, err = run(capsys, ["validate", str(root / "nope.jsonl")])
+    assert rc == 2 and "nope.jsonl" in err
+    rc, _, err = run(capsys, ["validate", str(root)])
+    assert rc == 2 and str(root) in err
+
+
+# --- ifpo import --------------------------------------------------------------------------------
+
+
+def vcif(i: int, chosen: str = "one two three four", **extra) -> dict:
+    return {"id": f"q{i}", "video": MP4, "instruction": "Describe the clip in 3 to 10 words.",
+            "constraints": [{"type": "word_count", "dimension": "format", "description": "3-10 words",
+                             "params": {"min_count": 3, "max_count": 10}}], "chosen": chosen, **extra}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_LINES))
+def test_import_bad_line_skipped_good_records_written(root, capsys, kind):
+    bad, words = BAD_LINES[kind]
+    src, out = root / "in.jsonl", root / "out.jsonl"
+    src.write_bytes(b"\xef\xbb\xbf" + line(vcif(1)) + bad + line(vcif(2)).replace(b"\n", b"\r\n"))
+    rc, stdout, err = run(capsys, ["import", "--format", "vcifbench", "--input", str(src), "--out", str(out)])
+    assert rc == 1 and f"{src}:2:" in err and words in err
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["q1", "q2"]
+    assert "1 record(s) skipped" in stdout
+
+
+@pytest.mark.parametrize(
+    "record, field, words",
+    [
+        (vcif(2, chosen="no"), "chosen", "fails its own constraint"),  # the benchmark's own answer breaks its rule
+        (vcif(2, video="../secret.png"), "media.videos[0]", "escapes"),
+        (vcif(2, constraints=[{"type": "word_cnt"}]), "constraints[0].type", "did you mean"),
+        (vcif(2, constraints="word_count"), "constraints", "expected list"),
+        ({**vcif(2), "chosen": 5}, "chosen", "expected str"),
+    ],
+)
+def test_import_bad_record_named_by_field(root, capsys, record, field, words):
+    src, out = root / "in.jsonl", root / "out.jsonl"
+    src.write_bytes(line(vcif(1)) + line(record))
+    rc, _, err = run(capsys, ["import", "--format", "vcifbench", "--input", str(src), "--out", str(out)])
+    assert rc == 1 and f"{src}:2:" in err and f" {field}:" in err and words in err, err
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["q1"]
+
+
+def test_import_unregistered_id_with_params_becomes_checklist_item(root, capsys):
+    src, out = root / "in.jsonl", root / "out.jsonl"
+    rec = {"video_id": "v1", "video_path": MP4, "instructions": [{
+        "instruction_id": "v1-0", "instruction_key": "single", "instruction_type": "single", "instruction": "Do it.",
+        "constraints": [{"constraint_id": "made_up_rule", "checklist_query": "Is it done?", "params": {"k": 3}}]}]}
+    src.write_bytes(line(rec))
+    rc, _, err = run(capsys, ["import", "--format", "video_ifbench", "--input", str(src), "--out", str(out)])
+    assert rc == 0, err
+    c = json.loads(out.read_text())["constraints"][0]
+    assert (c["type"], c["source_type"], c["params"], c["source_params"]) == ("checklist_item", "made_up_rule", {}, {"k": 3})
+
+
+def test_import_strict_empty_and_missing(root, capsys):
+    src, out = root / "in.jsonl", root / "out.jsonl"
+    src.write_bytes(line(vcif(1)) + b"{oops\n")
+    rc, _, err = run(capsys, ["import", "--format", "vcifbench", "--input", str(src), "--out", str(out), "--strict"])
+    assert rc == 1 and "--strict" in err and not out.exists()
+    src.write_bytes(b"")
+    rc, _, err = run(capsys, ["import", "--format", "vcifbench", "--input", str(src), "--out", str(out)])
+    assert rc == 1 and "no records" in err and not out.exists()
+    rc, _, err = run(capsys, ["import", "--format", "vcifbench", "--input", str(root / "nope"), "--out", str(out)])
+    assert rc == 2 and "nope" in err
+
+
+# --- ifpo score ---------------------------------------------------------------------------------
+
+
+def _score_files(root, items_lines: bytes, responses_lines: bytes):
+    items, responses = root / "items.jsonl", root / "responses.jsonl"
+    items.write_bytes(items_lines)
+    responses.write_bytes(responses_lines)
+    return items, responses
+
+
+@pytest.mark.parametrize("where", ["items", "responses"])
+@pytest.mark.parametrize("kind", sorted(BAD_LINES))
+def test_score_bad_line_named_good_ones_scored(root, capsys, kind, where):
+    bad, words = BAD_LINES[kind]
+    good_items = [line(item(1)), line(item(2))]
+    good_resp = [line({"id": "good-1", "response": "one two three four"}),
+                 line({"id": "good-2", "response": "one two three four"})]
+    items_b = good_items[0] + (bad if where == "items" else b"") + good_items[1]
+    resp_b = good_resp[0] + (bad if where == "responses" else b"") + good_resp[1]
+    items, responses = _score_files(root, items_b, resp_b)
+    report = root / "report.json"
+    argv = ["score", "--items", str(items), "--responses", str(responses), "--out", str(report), "--no-progress"]
+    rc, _, err = run(capsys, argv)
+    named = items if where == "items" else responses
+    assert rc == 0 and f"{named}:2:" in err and words in err, err
+    data = json.loads(report.read_text())
+    assert sorted(i["id"] for i in data["items"]) == ["good-1", "good-2"] and data["ipr"] == 1.0
+    rc, _, err = run(capsys, [*argv, "--strict"])
+    assert rc == 1 and f"{named}:2:" in err
+
+
+@pytest.mark.parametrize(
+    "yaml_text, words",
+    [
+        ("model: j\ntimeout_s: soon\n", "timeout_s: expected a number, got str 'soon'"),
+        ("model: j\nvision: 'no'\n", "vision: expected true or false"),
+        ("model: j\ntemperature: hot\n", "temperature: expected a number"),
+        ("model: j\nmax_retries: 2.5\n", "max_retries: expected an integer"),
+        ("model: j\nmodle: x\n", "unknown key 'modle'; did you mean 'model'"),
+        ("model: j\n  bad: [indent\n", ":2: YAML syntax error"),
+        ("- a list\n", "expected a mapping"),
+        ("model: j\napi_key_env: IFPO_UNSET_KEY_FOR_TEST\n", "IFPO_UNSET_KEY_FOR_TEST"),
+        ("model: j\nbackend: grpc\n", "backend 'grpc'"),
+        (None, "settings file not found"),
+    ],
+)
+def test_score_judge_config_errors_are_one_line_exit_2(root, capsys, monkeypatch, yaml_text, words):
+    monkeypatch.delenv("IFPO_UNSET_KEY_FOR_TEST", raising=False)
+    items, responses = _score_files(root, line(item(1)), line({"id": "good-1", "response": "a b c d"}))
+    judge = root / "judge.yaml"
+    if yaml_text is not None:
+        judge.write_text(yaml_text)
+    rc, _, err = run(capsys, ["score", "--items", str(items), "--responses", str(responses), "--out",
+                              str(root / "r.json"), "--judge", str(judge), "--no-progress"])
+    assert rc == 2 and words in err and str(judge) in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_score_dead_judge_is_loud_and_exits_1_corrupt_media_fails_only_its_item(root, capsys):
+    judged = {**item(1), "constraints": [{"id": "c1", "type": "tone", "dimension": "style",
+                                          "description": "Be cheerful.", "params": {"tone": "cheerful"}}]}
+    corrupt = {**judged, "id": "good-2", "media": {"images": ["media/images/corrupt.png"]}}
+    items, responses = _score_files(root, line(judged) + line(corrupt),
+                                    line({"id": "good-1", "response": "Yay"}) + line({"id": "good-2", "response": "Yay"}))
+    judge = root / "judge.yaml"
+    judge.write_text("model: j\nbase_url: http://127.0.0.1:9/v1\nmax_retries: 0\nvision: true\ncache_dir: null\n")
+    report = root / "report.json"
+    rc, _, err = run(capsys, ["score", "--items", str(items), "--responses", str(responses), "--out", str(report),
+                              "--judge", str(judge), "--no-progress"])
+    assert rc == 1 and "every judge request failed" in err and "First error" in err
+    data = json.loads(report.read_text())
+    errors = {i["id"]: i["verdicts"][0]["reason"] for i in data["items"]}
+    assert "ConnectError" in errors["good-1"]
+    assert "media 'media/images/corrupt.png' cannot be used" in errors["good-2"]  # its item, not the run
+
+
+# --- ifpo build-pairs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "yaml_text, words",
+    [
+        ("max_candidates: '8'\n", "max_candidates: expected an integer, got str '8'"),
+        ("workers: 2.5\n", "workers: expected an integer, got float 2.5"),
+        ("seed: abc\n", "seed: expected an integer"),
+        ("length_match: 'yes'\n", "length_match: expected true or false"),
+        ("policy: my-model\n", "policy: expected a mapping or null"),
+        ("kinds: corrupted\n", "kinds: expected a list, got str 'corrupted'"),
+        ("kinds: []\n", "kinds: expected at least one pair kind"),
+        ("kinds: [corupted]\n", "did you mean 'corrupted'"),
+        ("length_tolerance: wide\n", "length_tolerance: expected a number"),
+        ("judge: missing-judge.yaml\ncorruptor_llm: {model: m}\n", "missing-judge.yaml: settings file not found"),
+        ("seed: [1\n", "YAML syntax error"),
+        ("sed: 1\n", "did you mean 'seed'"),
+    ],
+)
+def test_build_pairs_config_errors_are_one_line_exit_2(root, capsys, yaml_text, words):
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)))
+    config = root / "BUILD.yaml"
+    config.write_text(yaml_text)
+    rc, _, err = run(capsys, ["build-pairs", "--items", str(items), "--out", str(root / "pairs"), "--config",
+                              str(config), "--no-progress"])
+    assert rc == 2 and words in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_LINES))
+def test_build_pairs_bad_item_line_named_good_items_built(root, capsys, kind):
+    bad, words = BAD_LINES[kind]
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)) + bad + line(item(2)))
+    config = root / "BUILD.yaml"
+    config.write_text("kinds: [corrupted]\n")
+    out = root / "pairs"
+    argv = ["build-pairs", "--items", str(items), "--out", str(out), "--config", str(config), "--no-progress"]
+    rc, _, err = run(capsys, argv)
+    assert rc == 1 and f"{items}:2:" in err and words in err
+    built = {json.loads(x)["meta"]["item_id"] for x in (out / "pairs.jsonl").read_text().splitlines()}
+    assert built == {"good-1", "good-2"}
+    rc, _, err = run(capsys, [*argv[:4], str(root / "strict"), *argv[5:], "--strict"])
+    assert rc == 1 and not (root / "strict" / "pairs.jsonl").exists()
+
+
+# --- ifpo evaluate ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--temperature", "0.5", "--generation", "GEN"], "temperature: expected a number"),
+        (["--generation", "MISSING"], "settings file not found"),
+        (["--api-key-env", "IFPO_UNSET_KEY_FOR_TEST"], "IFPO_UNSET_KEY_FOR_TEST"),
+    ],
+)
+def test_evaluate_setting_errors_are_one_line_exit_2(root, capsys, monkeypatch, args, words):
+    monkeypatch.delenv("IFPO_UNSET_KEY_FOR_TEST", raising=False)
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)))
+    (root / "gen.yaml").write_text("temperature: hot\n")
+    args = [str(root / "gen.yaml") if a == "GEN" else str(root / "missing.yaml") if a == "MISSING" else a
+            for a in args]
+    if "--temperature" in args:  # the YAML's value is what is refused; drop the flag that would override it
+        args = args[2:]
+    rc, _, err = run(capsys, ["evaluate", "--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items",
+                              str(items), "--out", str(root / "ev"), "--no-progress", *args])
+    assert rc == 2 and words in err, err
+
+
+def test_evaluate_dead_endpoint_records_each_failure_and_exits_1(root, capsys):
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)) + b'{"id": \xff}\n' + line(item(2)))
+    (root / "gen.yaml").write_text("max_retries: 0\ntimeout_s: 2\n")
+    out = root / "ev"
+    rc, _, err = run(capsys, ["evaluate", "--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items",
+                              str(items), "--out", str(out), "--generation", str(root / "gen.yaml"), "--no-progress"])
+    assert rc == 1 and f"{items}:2:" in err and "not UTF-8" in err
+    assert "2 of 2 item(s) got no answer" in err and "ConnectError" in err
+    failures = json.loads((out / "report.json").read_text())["evaluation"]["generation_failures"]
+    assert failures["count"] == 2 and failures["items"] == ["good-1", "good-2"]
+
+
+# --- ifpo compare -------------------------------------------------------------------------------
+
+
+def test_compare_skips_unreadable_reports_and_draws_nan_as_null(root, capsys):
+    from ifpo.eval_hooks.core import checkpoint_eval_dir, score_and_write
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+
+    run_dir = root / "run"
+    items = [item(1)]
+    evaluator = ChecklistEvaluator(None)
+    for step in (1, 2):
+        score_and_write(items, {"good-1": "one two three four"}, checkpoint_eval_dir(run_dir, step), evaluator,
+                        {"step": step})
+    nan = checkpoint_eval_dir(run_dir, 2) / "report.json"
+    nan.write_text(nan.read_text().replace('"ipr": 1.0', '"ipr": NaN'))
+    for step, content in ((3, b'{"ipr": \xff}'), (4, b"[" * 100000), (5, b"")):
+        folder = checkpoint_eval_dir(run_dir, step)
+        folder.mkdir(parents=True)
+        (folder / "report.json").write_bytes(content)
+    page, js = root / "d.html", root / "c.json"
+    rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(page), "--json", str(js)])
+    assert rc == 0
+    for step in (3, 4, 5):
+        assert f"checkpoint-{step}" in err
+    assert "NaN" not in page.read_text() and "NaN" not in js.read_text()
+    assert [c["step"] for c in json.loads(js.read_text())["checkpoints"]] == [1, 2]
+
+
+# --- train/dpo.py: the pairs loader ---------------------------------------------------------------
+
+
+def _pair(media=None):
+    prompt = [{"role": "user", "content": [*([{"type": "image"}] if media else []), {"type": "text", "text": "q"}]}]
+    return {"prompt": prompt, "chosen": [{"role": "assistant", "content": [{"type": "text", "text": "a"}]}],
+            "rejected": [{"role": "assistant", "content": [{"type": "text", "text": "b"}]}],
+            "images": [media] if media else [], "videos": [], "meta": {"item_id": "x", "kind": "corrupted"}}
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        (BAD_LINES["non_utf8"][0], ":2: not UTF-8"),
+        (BAD_LINES["deep_nesting"][0], ":2: invalid JSON: nested too deeply"),
+        (b'"a string"\n', ":2: expected a JSON object"),
+        (line(_pair("/etc/hostname")), "is absolute"),
+        (line(_pair("../secret.png")), "escapes the dataset root"),
+        (line(_pair("media/images/link.png")), "resolves outside the dataset root"),
+        (line({**_pair(), "chosen": ["not a message"]}), "chosen[0]: expected a message object"),
+        (line({**_pair(), "meta": "{not json"}), "meta: expected an object"),
+        (line({**_pair(), "images": "x.png"}), "images: expected a list"),
+    ],
+)
+def test_dpo_pairs_loader_names_the_bad_line(root, bad, words):
+    from ifpo.train.pairs import PairsError, load_pairs
+
+    pairs = root / "pairs"
+    pairs.mkdir()
+    (pairs / "manifest.json").write_text(json.dumps({"media_root": "../"}))
+    (pairs / "pairs.jsonl").write_bytes(line(_pair(PNG)) + bad)
+    with pytest.raises(PairsError, match=None) as err:
+        load_pairs(str(pairs), output_dir=root / "out")
+    assert words in str(err.value) and "pairs.jsonl" in str(err.value)
+
+
+def test_dpo_pairs_loader_manifest_and_stale_dataset(root):
+    from ifpo.train.pairs import PairsError, load_pairs
+
+    pairs = root / "pairs"
+    pairs.mkdir()
+    (pairs / "pairs.jsonl").write_bytes(line(_pair(PNG)))
+    (pairs / "manifest.json").write_text('{"media_root": ')
+    with pytest.raises(PairsError, match="manifest.json:1: pairs manifest is not valid JSON"):
+        load_pairs(str(pairs), output_dir=root / "out")
+    (pairs / "manifest.json").write_text(json.dumps({"media_root": "..", "pairs_sha256": "0" * 64, "pairs": 1}))
+    from datasets import Dataset
+
+    Dataset.from_list([_pair(PNG)]).save_to_disk(str(pairs / "dataset"))
+    with pytest.raises(PairsError, match="stale"):
+        load_pairs(str(pairs), output_dir=root / "out")
+    import hashlib
+
+    digest = hashlib.sha256((pairs / "pairs.jsonl").read_bytes()).hexdigest()
+    (pairs / "manifest.json").write_text(json.dumps({"media_root": "..", "pairs_sha256": digest, "pairs": 1}))
+    assert len(load_pairs(str(pairs), output_dir=root / "out").dataset) == 1
+
+
+# --- train/grpo.py: the entry refuses bad runs before loading anything ------------------------------
+
+
+def test_grpo_entry_refuses_bad_settings_and_a_taken_output_dir(tmp_path, capsys):
+    from ifpo.train.grpo import main
+
+    recipe = REPO / "recipes" / "tiny_grpo.yaml"
+    (tmp_path / "run_identity.json").write_text("{}")
+    rc, _, err = run(capsys, [str(recipe), "--output_dir", str(tmp_path)], entry=main)
+    assert rc == 2 and "already holds a run" in err
+    rc, _, err = run(capsys, [str(recipe), "--output_dir", str(tmp_path / "new"), "--learning_rate", "fast"],
+                     entry=main)
+    assert rc == 2 and "learning_rate" in err
