@@ -231,3 +231,25 @@ class RecipeConfigCallback(TrainerCallback):
 # transformers callbacks in that module that are not trackers.
 _NOT_TRACKERS = {"CodeCarbonCallback", "FlyteCallback"}
 
+
+def setup_logging() -> int:
+    """Logging for an entry script: INFO on the first process of the job, warnings only (tagged with the rank)
+    on the others, so a line appears once per job rather than once per process (torchrun, accelerate, multi-node).
+
+    The rank comes from the launcher's environment (``RANK``, global across nodes), read before any
+    process group exists. ``datasets`` progress bars (loading, mapping, casting) are turned off on the
+    other ranks for the same reason; transformers already keeps its replicas at ``log_level_replica``.
+    Returns the rank.
+    """
+    import os
+
+    rank = int(os.environ.get("RANK") or 0)
+    if rank == 0:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    else:
+        logging.basicConfig(level=logging.WARNING, format=f"%(asctime)s [rank {rank}] %(name)s: %(message)s")
+        from datasets.utils.logging import disable_progress_bar
+
+        disable_progress_bar()
+    return rank
+

@@ -46,7 +46,9 @@ def main(argv: list[str]) -> int:
         print(f"train/dpo.py: error: {exc}", file=sys.stderr)
         return 2
     cfg, args = recipe.ifpo, recipe.args
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    from ifpo.train.callbacks import setup_logging
+
+    setup_logging()  # once per job, not once per process
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
 
