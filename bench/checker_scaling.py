@@ -1,0 +1,178 @@
+"""Rule checkers against long and pathological responses: worst seconds per MB per checker.
+
+    python bench/checker_scaling.py [--mb 1.0] [--only TYPE ...] [--top 15]
+
+Every registered rule checker runs on responses of ``--mb`` megabytes of several shapes (random
+prose, one huge line, thousands of CSV / markdown table rows, deep bracket nesting, a long list,
+a big JSON document). A checker that is linear in the response length costs well under the
+target (0.2 s/MB); a quadratic one is seconds to hours at 1 MB and shows at the top. Params come
+from the bundled sample items (a real use of each type), else are made from the type's spec.
+Prints the worst case per checker, sorted, and the overall worst; exits 1 when one is over the
+target. ``tests/test_checker_scaling.py`` runs the same cases smaller, with a hang guard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import string
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+TARGET_S_PER_MB = 0.2
+
+_WORDS = ["the", "red", "circle", "moves", "right", "and", "a", "blue", "square", "stays", "still", "while",
+          "camera", "pans", "slowly", "across", "scene", "Alice", "Paris", "data", "JSON", "table"]
+
+
+def shapes(size: int, seed: int = 0) -> dict[str, str]:
+    """Responses of about ``size`` characters, one per pathological shape."""
+    rng = random.Random(seed)
+
+    def fill(unit: str) -> str:
+        return (unit * (size // max(len(unit), 1) + 1))[:size]
+
+    words = []
+    total = 0
+    while total < size:
+        w = rng.choice(_WORDS)
+        if rng.random() < 0.08:
+            w += rng.choice(".,!?;:")
+        if rng.random() < 0.02:
+            w += "\n\n" if rng.random() < 0.3 else "\n"
+        words.append(w)
+        total += len(w) + 1
+    prose = " ".join(words)[:size]
+    chars = string.ascii_letters + string.digits + string.punctuation + " \n\t" + "éßπ中文"
+    depth = size // 2
+    return {
+        "prose": prose,
+        "random_chars": "".join(rng.choice(chars) for _ in range(size)),
+        "one_line": fill("word, another word; "),
+        "csv_rows": "name,count,city\n" + fill("apple,3,Paris\n"),
+        "table_rows": "| name | count |\n|---|---|\n" + fill("| apple | 3 |\n"),
+        "deep_nesting": "{" * (depth // 2) + "[" * (depth // 2) + "]" * (depth // 2) + "}" * (depth // 2),
+        "list_items": fill("- item one\n  - nested item\n"),
+        "json_doc": json.dumps({"items": [{"name": "apple", "count": i} for i in range(size // 28)]})[:size],
+        "sentences": fill("This is a sentence. "),
+        "paragraphs": fill("Short paragraph here.\n\n"),
+    }
+
+
+# Params whose generic stand-in ("apple") is not a valid value.
+_BY_NAME = {"letter": "a", "language": "en"}
+
+
+def _synth(param) -> object:
+    if param.name in _BY_NAME:
+        return _BY_NAME[param.name]
+    if param.choices:
+        return param.choices[0] if param.kind != "list[str]" else [param.choices[0]]
+    return {"int": 3, "number": 0.5, "str": "apple", "bool": True, "list[str]": ["apple"], "list[int]": [1],
+            "list": ["apple"], "dict": {}, "any": "apple"}[param.kind]
+
+
+def params_by_type(registry) -> dict[str, dict]:
+    """Valid params per rule type: from the sample items when one uses it, else made from the spec."""
+    found: dict[str, dict] = {}
+    for path in [REPO / "sample" / "items.jsonl", *sorted((REPO / "sample").rglob("*.jsonl"))]:
+        if not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            for c in item.get("constraints", []) if isinstance(item, dict) else []:
+                t = c.get("type")
+                if (t in registry and t not in found and registry.get(t).checker is not None
+                        and not registry.get(t).param_errors(c.get("params") or {})):
+                    found[t] = dict(c.get("params") or {})
+    for ctype in registry:
+        if ctype.checker is None or ctype.id in found:
+            continue
+        params = {p.name: _synth(p) for p in ctype.params if p.required}
+        if not ctype.param_errors(params):
+            found[ctype.id] = params
+            continue
+        params = _doctest_params(ctype)
+        if params is not None:
+            found[ctype.id] = params
+    return found
+
+
+def _doctest_params(ctype) -> dict | None:
+    """The params of the first ``>>> checker(RESPONSE, {...})`` example in the checker's docstring."""
+    import ast
+    import doctest
+
+    for example in doctest.DocTestParser().get_examples(ctype.checker.__doc__ or ""):
+        try:
+            call = ast.parse(example.source.strip(), mode="eval").body
+        except SyntaxError:
+            continue
+        while isinstance(call, ast.Attribute):  # checker(...).passed
+            call = call.value
+        if isinstance(call, ast.Call) and len(call.args) >= 2:
+            try:
+                params = ast.literal_eval(call.args[1])
+            except ValueError:
+                continue
+            if isinstance(params, dict) and not ctype.param_errors(params):
+                return params
+    return None
+
+
+def measure(ctype, params: dict, response: str) -> float:
+    from ifpo.verifiers.registry import run_checker
+
+    start = time.perf_counter()
+    try:
+        run_checker(ctype, response, params)
+    except Exception:  # a crash is the checklist's unjudged verdict; the bench measures time only
+        pass
+    return time.perf_counter() - start
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=1.0, help="response size in MB (10^6 characters)")
+    parser.add_argument("--only", nargs="*", help="constraint types to run (default: every rule checker)")
+    parser.add_argument("--top", type=int, default=15, help="rows of the slowest checkers to print")
+    args = parser.parse_args(argv)
+    from ifpo.verifiers.constraints import REGISTRY
+
+    size = int(args.mb * 1_000_000)
+    cases = shapes(size)
+    params = params_by_type(REGISTRY)
+    types = [t for t in REGISTRY if t.checker is not None and (not args.only or t.id in args.only)]
+    rows = []
+    no_params = []
+    for ctype in types:
+        if ctype.id not in params:
+            no_params.append(ctype.id)
+            continue
+        worst = max((measure(ctype, params[ctype.id], text), shape) for shape, text in cases.items())
+        rows.append((worst[0] / args.mb, ctype.id, worst[1]))
+    rows.sort(reverse=True)
+    print(f"{len(rows)} rule checkers x {len(cases)} shapes at {args.mb:g} MB; worst seconds per MB (target "
+          f"<= {TARGET_S_PER_MB})")
+    print(f"{'constraint type':<44} {'s/MB':>8}  worst shape")
+    for s_per_mb, type_id, shape in rows[: args.top]:
+        print(f"{type_id:<44} {s_per_mb:8.3f}  {shape}")
+    if no_params:
+        print(f"no valid params found for {len(no_params)} type(s), not measured: {', '.join(no_params)}")
+    worst = rows[0] if rows else (0.0, "-", "-")
+    print(f"WORST {worst[1]} {worst[0]:.3f} s/MB ({worst[2]}); over target: "
+          f"{sum(1 for r in rows if r[0] > TARGET_S_PER_MB)}")
+    return 1 if worst[0] > TARGET_S_PER_MB else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

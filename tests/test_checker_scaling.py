@@ -1,0 +1,71 @@
+"""Every registered rule checker on long and pathological responses: it answers, and it does not hang.
+
+The shapes are ``bench/checker_scaling.py``'s (random prose and characters, one huge line,
+thousands of CSV / table rows, deep bracket nesting, long lists, a big JSON document). Each case
+must return a ``Check`` (a bool and a reason) and never raise: a response is untrusted input.
+
+The guard is a hang guard, not a speed target (that is the bench's figure, s/MB per checker): a
+quadratic checker costs seconds at 32 KB and minutes at the 1 MB of the slow variant, far beyond
+``HANG_S``; a linear one costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import signal
+from pathlib import Path
+
+import pytest
+from ifpo.verifiers.constraints import REGISTRY
+from ifpo.verifiers.registry import run_checker
+
+REPO = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("checker_scaling", REPO / "bench" / "checker_scaling.py")
+scaling = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(scaling)
+
+PARAMS = scaling.params_by_type(REGISTRY)
+RULE_TYPES = [t.id for t in REGISTRY if t.checker is not None]
+HANG_S = 20
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Hang
+
+
+def check_all(type_id: str, size: int, hang_s: float) -> None:
+    ctype = REGISTRY.get(type_id)
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for shape, text in scaling.shapes(size).items():
+            signal.setitimer(signal.ITIMER_REAL, hang_s)
+            try:
+                check = run_checker(ctype, text, PARAMS[type_id])
+            except Hang:
+                pytest.fail(f"{type_id} on {size:,} characters of {shape}: no answer in {hang_s}s (superlinear?)")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            assert isinstance(check.passed, bool) and isinstance(check.reason, str), (type_id, shape)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_every_rule_checker_has_params_to_be_measured_with():
+    # The bench measures nothing for a type it finds no valid params for; keep that list known.
+    missing = sorted(set(RULE_TYPES) - set(PARAMS))
+    assert missing == [], missing
+
+
+@pytest.mark.parametrize("type_id", sorted(PARAMS))
+def test_checker_answers_on_pathological_32kb_responses(type_id):
+    check_all(type_id, 32_000, HANG_S)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("type_id", sorted(PARAMS))
+def test_checker_answers_on_pathological_1mb_responses(type_id):
+    check_all(type_id, 1_000_000, 120)
