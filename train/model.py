@@ -6,6 +6,8 @@
   ``AutoModelForImageTextToText`` / ``AutoProcessor``; a hub id is the only way anything is downloaded;
 - ``tiny``: the offline tiny random Qwen3-VL of ``train/tiny_model.py``, built into
   ``OUTPUT_DIR/tiny-model`` on first use (seed ``tiny_seed``) and reused afterwards;
+- ``tiny-world``: the learnable default (``train/tiny_model.py`` ``learnable_default``): a larger tiny
+  Qwen3-VL warm-started on the synthetic world's train split, built once into a cache and reused;
 - ``random:CONFIG.json``: a randomly initialised model of the shape in ``CONFIG.json`` (e.g.
   ``bench/configs/qwen3vl_8b.json``) with the tiny model's tokenizer and processor, for speed and memory
   measurements without hub weights. The config's vision token ids are re-pointed at that tokenizer.
@@ -102,6 +104,14 @@ def load_processor_and_model(recipe, args) -> tuple[Any, Any]:
 
     dtype = torch_dtype(recipe.dtype, bf16=args.bf16, fp16=args.fp16)
     source = recipe.model_name_or_path
+    if source == "tiny-world":
+        # The learnable default: warm-started on the synthetic world, built once and cached
+        # (train/tiny_model.py learnable_default; IFPO_LEARNABLE_CACHE overrides the cache folder).
+        from accelerate import PartialState
+        from ifpo.train.tiny_model import learnable_default
+
+        with PartialState().main_process_first():
+            source = str(learnable_default())
     if source == "tiny" or source.startswith("random:"):
         tiny = tiny_model_dir(args.output_dir, recipe.tiny_seed)
         processor = AutoProcessor.from_pretrained(tiny)

@@ -332,6 +332,21 @@ class TinySpec:
             )
 
 
+#: The learnable default's shape (about 1.5M parameters): big enough to read colours, counts and
+#: order from the tiny media and to write the synthetic world's sentences after a short warm start.
+LEARNABLE_SPEC = TinySpec(
+    text_hidden_size=128,
+    text_intermediate_size=384,
+    text_layers=4,
+    text_heads=4,
+    text_kv_heads=2,
+    vision_hidden_size=64,
+    vision_intermediate_size=128,
+    vision_depth=2,
+    vision_heads=2,
+)
+
+
 # --------------------------------------------------------------------------------------------
 # corpus and tokenizer
 # --------------------------------------------------------------------------------------------
@@ -627,6 +642,86 @@ def build_tiny_model(
     return out
 
 
+# --------------------------------------------------------------------------------------------
+# the learnable default: LEARNABLE_SPEC warm-started on the synthetic world, cached
+# --------------------------------------------------------------------------------------------
+
+#: Everything the learnable default's build depends on; the cache key is its hash, so changing any of
+#: these (or LEARNABLE_SPEC, or LEARNABLE_VERSION when the world or SFT code changes) builds anew.
+LEARNABLE_VERSION = 1
+LEARNABLE_BUILD: dict[str, Any] = {
+    "world_seed": 0,
+    "world_train_items": 1200,
+    "sft": {"responses": "world_partial", "obey_rate": 0.85, "learning_rate": 3.0e-3, "max_steps": 400,
+            "per_device_train_batch_size": 16, "seed": 0},
+}
+LEARNABLE_CACHE_ENV = "IFPO_LEARNABLE_CACHE"
+
+
+def learnable_key(build: dict[str, Any] | None = None) -> str:
+    import hashlib
+
+    build = LEARNABLE_BUILD if build is None else build
+    blob = json.dumps({"version": LEARNABLE_VERSION, "spec": asdict(LEARNABLE_SPEC), "build": build}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def learnable_cache_root() -> Path:
+    """``$IFPO_LEARNABLE_CACHE``, else ``~/.cache/ifpo/learnable-default``."""
+    import os
+
+    env = os.environ.get(LEARNABLE_CACHE_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "ifpo" / "learnable-default"
+
+
+def learnable_default(cache_root: str | Path | None = None, *, rebuild: bool = False,
+                      build: dict[str, Any] | None = None) -> Path:
+    """The learnable embedded default: a ``LEARNABLE_SPEC`` Qwen3-VL warm-started with ``train/sft.py``.
+
+    Built on first use (the world's train split, then SFT on partly obedient responses; a few minutes
+    on 2 CPU cores) into ``CACHE/<key>/model`` and reused afterwards; ``key`` hashes every build
+    setting. The world's train split used for the warm start stays beside it (``CACHE/<key>/world``),
+    so pair building and GRPO can reuse it. Concurrent builders each write a private folder and the
+    first rename wins.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    build = LEARNABLE_BUILD if build is None else build
+    root = Path(cache_root) if cache_root is not None else learnable_cache_root()
+    final = root / learnable_key(build)
+    if (final / "model" / MANIFEST_NAME).is_file() and not rebuild:
+        return final / "model"
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
+    try:
+        from ifpo.data_builders.sample_benchmark.world import write_world
+        from ifpo.train.sft import SFTRecipe, train
+
+        started = time.perf_counter()
+        items = write_world(work / "world", build["world_train_items"], "train", seed=build["world_seed"])
+        recipe = SFTRecipe(model_name_or_path="tiny-learnable-init", items=str(items), output_dir=str(work / "model"),
+                           **build["sft"])
+        metrics = train(recipe)
+        shutil.rmtree(work / "model" / "init", ignore_errors=True)
+        manifest = {"builder": "ifpo.train.tiny_model.learnable_default", "key": learnable_key(build),
+                    "spec": asdict(LEARNABLE_SPEC), "build": build, "sft": metrics,
+                    "seconds": round(time.perf_counter() - started, 1)}
+        (work / "model" / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if rebuild and final.exists():
+            shutil.rmtree(final)
+        try:
+            os.rename(work, final)
+        except OSError:
+            if not (final / "model" / MANIFEST_NAME).is_file():
+                raise
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return final / "model"
+
+
 def read_manifest(out_dir: str | Path) -> dict[str, Any]:
     """The ``ifpo_tiny_model.json`` written by :func:`build_tiny_model` (seed, spec, parameter count)."""
     path = Path(out_dir) / MANIFEST_NAME
@@ -640,6 +735,26 @@ def read_manifest(out_dir: str | Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
+def _learnable_cli(args: argparse.Namespace) -> int:
+    import shutil
+
+    started = time.perf_counter()
+    try:
+        path = learnable_default(rebuild=args.force and args.out is None)
+    except (ValueError, OSError) as exc:
+        print(f"ifpo tiny-model: cannot build the learnable default: {exc}", file=sys.stderr)
+        return 1
+    if args.out is not None:
+        if _is_nonempty_dir(args.out) and not args.force:
+            print(f"ifpo tiny-model: {args.out} is not empty; pass --force to overwrite.", file=sys.stderr)
+            return 2
+        shutil.copytree(path, args.out, dirs_exist_ok=True)
+        path = args.out
+    print(f"learnable default ready in {time.perf_counter() - started:.1f}s: {path}", file=sys.stderr)
+    print(path)
+    return 0
+
+
 def cli_main(argv: list[str]) -> int:
     """``ifpo tiny-model --out DIR [--seed N] [--force]``."""
     parser = argparse.ArgumentParser(
@@ -647,12 +762,22 @@ def cli_main(argv: list[str]) -> int:
         description="Write a tiny random Qwen3-VL (tokenizer, processor, chat template, model) offline. "
         "It loads with AutoProcessor / AutoModelForImageTextToText.from_pretrained(DIR).",
     )
-    parser.add_argument("--out", required=True, type=Path, help="output directory (missing or empty)")
+    parser.add_argument("--out", type=Path, help="output directory (missing or empty); required unless --learnable")
+    parser.add_argument(
+        "--learnable", action="store_true",
+        help="the learnable default instead: a larger tiny Qwen3-VL warm-started on the synthetic world, built "
+        f"once into a cache (${LEARNABLE_CACHE_ENV}, else ~/.cache/ifpo/learnable-default) and reused; prints its "
+        "folder (and copies it to --out when given)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed (default 0)")
     parser.add_argument(
         "--force", action="store_true", help="write into a non-empty directory, replacing same-named files"
     )
     args = parser.parse_args(argv)
+    if args.learnable:
+        return _learnable_cli(args)
+    if args.out is None:
+        parser.error("--out is required (or pass --learnable)")
 
     if args.out.exists() and not args.out.is_dir():
         print(f"ifpo tiny-model: {args.out} exists and is not a directory.", file=sys.stderr)

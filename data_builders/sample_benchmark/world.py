@@ -58,8 +58,15 @@ PIXEL_ROLES = ("first_color", "last_color", "count")
 # Phrase parameters of the opening/closing rules. Shared by the splits on purpose: a model of a few
 # million parameters cannot spell a phrase it has never seen, so the held-out split differs in the
 # media, in which rules are combined and in which phrase each item asks for, not in the vocabulary.
-OPENINGS = ("Sure.", "Okay.", "Here is what I see.", "Certainly.", "Let me describe it.")
-CLOSINGS = ("That is all.", "Thank you.", "The end.", "Hope this helps.", "Nothing else.")
+OPENINGS = ("Sure.", "Okay.", "Certainly.")
+CLOSINGS = ("That is all.", "Thank you.", "The end.")
+
+#: The media kind(s) on which the learnable default's warm start follows each rule (``train/sft.py``
+#: ``responses: world_partial``); elsewhere it ignores the rule, so DPO and GRPO have room to teach it.
+PREFERRED_KINDS: dict[str, tuple[str, ...]] = {
+    "first_color": ("image",), "last_color": ("video",), "count": ("image", "video"), "opening": ("video",),
+    "closing": ("image",), "lowercase": ("image", "video"), "no_comma": ("image",),
+}
 
 IMAGE_SIZE = (128, 128)
 IMAGE_RADIUS = 15
@@ -113,7 +120,22 @@ def _constraint(cid: str, role: str, scene: Mapping[str, Any], param: str | None
 # ------------------------------------------------------------------------------------ responses
 
 
+def _colour_sentence(objs: list[Mapping[str, Any]], commas: bool) -> str:
+    # The colours in alphabetical order: every description grounds each colour in the pixels, but only
+    # the media tell which colour belongs to which shape, so the order rules stay pixel-dependent.
+    names = sorted(o["color"] for o in objs)
+    if len(names) == 2:
+        return f"The colours are {names[0]} and {names[1]}."
+    sep = ", " if commas else " and "
+    return f"The colours are {sep.join(names[:-1])}{',' if commas else ''} and {names[-1]}."
+
+
 def _scene_sentences(scene: Mapping[str, Any], commas: bool) -> list[str]:
+    objs = scene["objects"]
+    return _layout_sentences(scene, commas) + [_colour_sentence(objs, commas)]
+
+
+def _layout_sentences(scene: Mapping[str, Any], commas: bool) -> list[str]:
     objs = scene["objects"]
     if scene["kind"] == "image":
         parts = [f"a {o['shape']} {_WHERE[o['position']]}" for o in objs]
@@ -220,7 +242,7 @@ def _render(scene: Mapping[str, Any], path: Path) -> None:
 
 def _pick_roles(rng: np.random.Generator) -> list[str]:
     # Any combination is satisfiable: the phrase and keyword checks ignore case, so lowercase clashes with none.
-    k = int(rng.integers(2, 4))
+    k = 2 if rng.random() < 0.6 else 3
     return [ROLES[int(i)] for i in sorted(rng.choice(len(ROLES), size=k, replace=False))]
 
 
