@@ -255,7 +255,7 @@ def tiny_run(tmp_path_factory):
     work = tmp_path_factory.mktemp("run")
     out = work / "full"
     run([*LAUNCH, str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"), "--output_dir", str(out),
-         "--report_to", "wandb"], cwd=work)
+         "--report_to", "wandb", "--eval_hook", "null"], cwd=work)  # the default hook: test_eval_hook_defaults.py
     return work, out
 
 
@@ -286,7 +286,7 @@ def test_resume_matches_uninterrupted_run(tiny_run):
     out = work / "resumed"
     # Launched exactly like the uninterrupted run, apart from the interruption and the resume.
     same = [*LAUNCH, str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"), "--output_dir", str(out),
-            "--report_to", "wandb"]
+            "--report_to", "wandb", "--eval_hook", "null"]
     run([*same, "--interrupt_after_steps", "10"], cwd=work)
     assert (out / "checkpoint-10").is_dir() and not (out / "adapter_model.safetensors").exists()
     run([*same, "--resume"], cwd=work)
@@ -301,7 +301,8 @@ def test_two_ranks_see_different_pairs(tmp_path):
     out = tmp_path / "ddp"
     done = run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
                 str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"), "--output_dir", str(out),
-                "--max_steps", "3", "--log_pair_ids", "--eval_pairs", "null", "--save_strategy", "no"], cwd=tmp_path,
+                "--max_steps", "3", "--log_pair_ids", "--eval_pairs", "null", "--save_strategy", "no",
+                "--eval_hook", "null"], cwd=tmp_path,
                OMP_NUM_THREADS="1")
     seen = [json.loads((out / f"seen_pairs.rank{r}.json").read_text()) for r in (0, 1)]
     assert len(seen[0]) == len(seen[1]) == 3 * 8

@@ -211,7 +211,8 @@ def test_recipes_parse(tmp_path):
     assert tiny.args.num_generations == 4 and tiny.ifpo.rewards == ["cpr", "ipr"] and tiny.args.beta > 0
     # the random model's head trains beside the adapter, or GRPO cannot move its near-uniform policy
     assert tiny.ifpo.lora_modules_to_save == ["lm_head"]
-    big = parse_grpo_recipe([str(REPO / "recipes" / "qwen3vl8b_grpo.yaml"), *CPU, "--output_dir", str(tmp_path)])
+    big = parse_grpo_recipe([str(REPO / "recipes" / "qwen3vl8b_grpo.yaml"), *CPU, "--output_dir", str(tmp_path),
+                             "--eval_hook", "null"])
     assert big.ifpo.use_lora and big.ifpo.model_name_or_path.startswith("Qwen/")
     assert len(big.args.reward_weights) == len(big.ifpo.rewards)
 

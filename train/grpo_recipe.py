@@ -186,7 +186,7 @@ class GRPORecipe:
         if self.interrupt_after_steps is not None and self.interrupt_after_steps <= 0:
             raise ValueError(f"interrupt_after_steps must be positive; got {self.interrupt_after_steps}")
         self.media_budget()  # validates the budgets by name
-        check_eval_hook(self.eval_hook)
+        self.eval_hook = check_eval_hook(self.eval_hook)
 
     def media_budget(self) -> MediaBudget:
         """The image/video budgets as the vision loaders take them."""

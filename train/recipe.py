@@ -186,7 +186,8 @@ class DPORecipe:
         default=None,
         metadata={"help": "evaluate checkpoints with the verifier suite: keys of eval_hooks.callback.EvalHookConfig "
                           "(items, every_steps, on_save, generation, judge, max_items); generation's media budgets "
-                          "default to this recipe's, so evaluation sees what training sees"},
+                          "default to this recipe's, so evaluation sees what training sees. Every shipped recipe has "
+                          "one; null opts out; one key from the command line: --eval_hook.items PATH"},
     )
     resume: bool = field(default=False, metadata={"help": "continue from the newest complete checkpoint in output_dir "
                                                           "(refused when the data or training settings changed)"})
@@ -227,7 +228,7 @@ class DPORecipe:
         if self.interrupt_after_steps is not None and self.interrupt_after_steps <= 0:
             raise ValueError(f"interrupt_after_steps must be positive; got {self.interrupt_after_steps}")
         self.media_budget()  # validates the budgets by name
-        check_eval_hook(self.eval_hook)
+        self.eval_hook = check_eval_hook(self.eval_hook)
 
     def eval_hook_config(self) -> dict | None:
         return eval_hook_config(self.eval_hook, self.media_budget())
@@ -397,12 +398,58 @@ def check_model_source(source: str) -> None:
         raise ValueError(f"model_name_or_path: {source}: no such folder (a hub id looks like 'Qwen/Qwen3-VL-8B-Instruct')")
 
 
-def check_eval_hook(eval_hook: dict | None) -> None:
-    """Refuse a bad ``eval_hook`` when the recipe is read, not at the first checkpoint."""
-    if eval_hook is not None:
-        from ifpo.eval_hooks.callback import EvalHookConfig
+CHECKOUT_ROOT = Path(__file__).resolve().parent.parent  # where sample/ lives in a source checkout
+EVAL_HOOK_OPT_OUT = "or opt out of checkpoint evaluation with --eval_hook null (eval_hook: null in the recipe)"
 
-        EvalHookConfig.from_mapping(eval_hook, source="eval_hook")
+
+def resolve_eval_items(items: str) -> Path | None:
+    """A relative ``eval_hook.items`` is looked up in the working directory, then in the ifpo checkout.
+
+    The second place lets the tiny recipes' ``sample/world/heldout.jsonl`` work from any directory
+    (as ``pairs: sample`` does); None when neither has the file.
+    """
+    path = Path(items).expanduser()
+    if path.is_absolute():
+        return path if path.is_file() else None
+    for base in dict.fromkeys((Path.cwd().resolve(), CHECKOUT_ROOT)):
+        if (base / path).is_file():
+            return (base / path).resolve()
+    return None
+
+
+def check_eval_hook(eval_hook: dict | None) -> dict | None:
+    """Refuse a bad ``eval_hook`` when the recipe is read (before any model loads), not at the first checkpoint.
+
+    Returns the hook with ``items`` resolved to an existing file. Every shipped recipe carries a
+    hook; the real-model ones leave ``items`` for the user to set, so an unset or missing file is
+    one line naming the key, how to set it and how to opt out.
+    """
+    if eval_hook is None:
+        return None
+    from ifpo.eval_hooks.callback import EvalHookConfig
+
+    if not isinstance(eval_hook, dict):
+        raise ValueError(f"eval_hook: expected a mapping of EvalHookConfig keys or null, got {eval_hook!r}")
+    from ifpo.verifiers.config import check_keys
+
+    check_keys(eval_hook, [f.name for f in dataclasses.fields(EvalHookConfig)], "eval_hook")  # typos first
+    hook = dict(eval_hook)
+    items = hook.get("items")
+    if items is None or (isinstance(items, str) and not items.strip()):
+        raise ValueError("eval_hook.items is not set: this recipe scores step 0 and every checkpoint on held-out "
+                         "items; give your held-out items JSONL with --eval_hook.items PATH (or eval_hook.items: "
+                         f"PATH in the recipe), {EVAL_HOOK_OPT_OUT}")
+    if not isinstance(items, str):
+        raise ValueError(f"eval_hook.items: expected the path of an items JSONL file, got {items!r}")
+    path = resolve_eval_items(items)
+    if path is None:
+        where = "" if Path(items).is_absolute() else " in " + " or ".join(
+            str(b) for b in dict.fromkeys((Path.cwd().resolve(), CHECKOUT_ROOT)))
+        raise ValueError(f"eval_hook.items: {items}: no such file{where}; give an existing held-out items JSONL with "
+                         f"--eval_hook.items PATH, {EVAL_HOOK_OPT_OUT}")
+    hook["items"] = str(path)
+    EvalHookConfig.from_mapping(hook, source="eval_hook")
+    return hook
 
 
 def eval_hook_config(eval_hook: dict | None, budget: MediaBudget) -> dict | None:
@@ -536,6 +583,15 @@ def read_recipe_values(
             if not isinstance(key, str):
                 raise RecipeError(f"{where}: key {key!r} is not a string")
             key = RENAMED_TRL_KEYS.get(key, key)
+            head, dot, sub = key.partition(".")
+            if dot and head in ifpo_keys and _takes_mapping(ifpo_hints[head]):
+                # --eval_hook.items PATH: one key of a mapping setting; the value reads as a YAML scalar.
+                if not sub:
+                    raise RecipeError(f"{where}: {key!r} names no key inside {head}")
+                merged = dict(values.get(head) or {})
+                merged[sub] = yaml.safe_load(value) if isinstance(value, str) else value
+                values[head] = merged
+                continue
             if key not in known:
                 raise RecipeError(f"unknown key {key!r} in {where}{_nearest(key, known, script)}")
             if key in refused:
@@ -547,6 +603,12 @@ def read_recipe_values(
         {k: v for k, v in values.items() if k in ifpo_keys},
         {k: v for k, v in values.items() if k not in ifpo_keys},
     )
+
+
+def _takes_mapping(tp: Any) -> bool:
+    """Whether a field's type is a mapping (``dict``, ``dict[...]``, optionally ``| None``)."""
+    options = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else (tp,)
+    return any(o is dict or typing.get_origin(o) is dict for o in options)
 
 
 def check_cpu_precision(trl_values: dict[str, Any], example: str = "recipes/tiny.yaml") -> None:
