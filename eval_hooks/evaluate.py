@@ -36,6 +36,7 @@ from ifpo.eval_hooks.core import (
 from ifpo.verifiers.checklist import ChecklistEvaluator
 from ifpo.verifiers.generation import GenerationConfig, Generator, item_messages, make_generator
 from ifpo.verifiers.io import write_json_atomic, write_jsonl_atomic
+from ifpo.verifiers.media import MediaBudget
 from ifpo.verifiers.score import format_table
 
 RUN_FILE = "evaluation.json"  # what this folder's answers were generated with (checked on resume)
@@ -215,10 +216,27 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--concurrency", type=int, help="HTTP requests in flight (endpoint)")
     gen.add_argument("--device", help="device for in-process models (default: cuda if available, else cpu)")
     gen.add_argument("--dtype", choices=DTYPES, default="auto", help="weights dtype (auto: bfloat16 on cuda, float32 on cpu)")
+    media = parser.add_argument_group(
+        "media budget (the training recipe's keys; evaluate with the frames and pixels training used)")
+    media.add_argument("--recipe", help="a train/dpo.py or train/grpo.py recipe (or a run's recipe.resolved.yaml): its "
+                                        "image_*/video_* keys; the flags below override them")
+    for f in dataclasses.fields(MediaBudget):
+        kind = float if f.type in (float, "float") else int
+        media.add_argument(f"--{f.name.replace('_', '-')}", dest=f"media_{f.name}", type=kind, metavar="N",
+                           help=f"{f.metadata['help']} (default: {f.default})")
     parser.add_argument("--step", type=int, help="training step recorded in the report (default: from a checkpoint-N path)")
     parser.add_argument("--judge", help="judge YAML (verifiers.judge.JudgeConfig); without it judge verdicts are unjudged")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
+
+
+def recipe_media(path: str | Path) -> dict[str, Any]:
+    """The media-budget keys (``MediaBudget`` fields) a training recipe sets; its other keys are not ours."""
+    from ifpo.verifiers.config import yaml_mapping
+
+    data = yaml_mapping(path)  # a missing file or bad YAML: one line naming it
+    names = {f.name for f in dataclasses.fields(MediaBudget)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
@@ -229,6 +247,13 @@ def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
         from ifpo.verifiers.config import yaml_mapping
 
         data.update(yaml_mapping(args.generation))  # syntax errors and a missing file: one line
+    media = dict(data.get("media") or {})
+    if getattr(args, "recipe", None):
+        media.update(recipe_media(args.recipe))
+    media.update({f.name: getattr(args, f"media_{f.name}") for f in dataclasses.fields(MediaBudget)
+                  if getattr(args, f"media_{f.name}", None) is not None})
+    if media:
+        data["media"] = media
     flags = {"temperature": args.temperature, "top_p": args.top_p, "max_new_tokens": args.max_new_tokens,
              "seed": args.seed, "concurrency": args.concurrency, "api_key_env": args.api_key_env, "device": args.device}
     data.update({k: v for k, v in flags.items() if v is not None})

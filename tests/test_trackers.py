@@ -304,3 +304,41 @@ def test_two_processes_log_each_line_once(tmp_path):
     assert sum("ifpo.dpo: pairs:" in line for line in lines) == 1
     assert sum("ifpo.dpo: lengths:" in line for line in lines) == 1
     assert sum("ifpo.dpo: done in" in line for line in lines) == 1
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        ([], {}),
+        (["--recipe", "{recipe}"], {"video_fps": 0.5, "video_max_side": 720, "image_max_pixels": 50176}),
+        (["--recipe", "{recipe}", "--video-max-frames", "32", "--video-fps", "1"],
+         {"video_fps": 1.0, "video_max_side": 720, "image_max_pixels": 50176, "video_max_frames": 32}),
+        (["--generation", "{generation}"], {"video_fps": 4.0, "video_min_frames": 2}),
+        (["--generation", "{generation}", "--recipe", "{recipe}"],
+         {"video_fps": 0.5, "video_min_frames": 2, "video_max_side": 720, "image_max_pixels": 50176}),
+    ],
+)
+def test_evaluate_takes_the_recipes_media_keys(tmp_path, argv, expected):
+    from ifpo.eval_hooks.evaluate import build_parser, generation_from_args
+
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("video_fps: 0.5\nvideo_max_side: 720\nimage_max_pixels: 50176\nlearning_rate: 1.0e-5\nlora_r: 8\n")
+    generation = tmp_path / "gen.yaml"
+    generation.write_text("temperature: 0\nmedia: {video_fps: 4.0, video_min_frames: 2}\n")
+    argv = [a.format(recipe=recipe, generation=generation) for a in argv]
+    args = build_parser().parse_args(["--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items", "i.jsonl",
+                                      "--out", str(tmp_path / "o"), *argv])
+    assert generation_from_args(args).media == expected
+
+
+def test_evaluate_recipe_errors_are_one_line(tmp_path):
+    from ifpo.eval_hooks.evaluate import build_parser, generation_from_args
+
+    args = build_parser().parse_args(["--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items", "i.jsonl",
+                                      "--out", str(tmp_path / "o"), "--recipe", str(tmp_path / "missing.yaml")])
+    with pytest.raises(ValueError, match="missing.yaml: settings file not found"):
+        generation_from_args(args)
+    (tmp_path / "bad.yaml").write_text("video_fps: -1\n")
+    args.recipe = str(tmp_path / "bad.yaml")
+    with pytest.raises(ValueError, match="video_fps must be positive"):
+        generation_from_args(args)
