@@ -437,3 +437,19 @@ def test_grpo_entry_refuses_bad_settings_and_a_taken_output_dir(tmp_path, capsys
     rc, _, err = run(capsys, [str(recipe), "--output_dir", str(tmp_path / "new"), "--learning_rate", "fast"],
                      entry=main)
     assert rc == 2 and "learning_rate" in err
+
+
+def test_grpo_items_with_corrupt_media_are_left_out_by_name(root, capsys):
+    from types import SimpleNamespace
+
+    from ifpo.train.grpo_trainer import load_training_items
+
+    items = root / "items.jsonl"
+    corrupt = {"images": ["media/images/corrupt.png"]}
+    items.write_bytes(line(item(1, media={"images": [PNG]})) + line(item(2, media=corrupt)))
+    recipe = SimpleNamespace(items=str(items), media_root=None, item_ids=None, item_media=["text", "image", "video"],
+                             max_items=None)
+    kept, _, _ = load_training_items(recipe)
+    err = capsys.readouterr().err
+    assert [i["id"] for i in kept] == ["good-1"]
+    assert "item 'good-2': media.images[0]: 'media/images/corrupt.png' cannot be decoded" in err

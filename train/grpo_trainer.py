@@ -100,8 +100,34 @@ def load_training_items(recipe) -> tuple[list[dict[str, Any]], Path, str]:
     root = Path(recipe.media_root) if recipe.media_root else path.parent
     items = read_items(path, root=root)
     chosen = select_items(items, item_ids=recipe.item_ids, media=recipe.item_media, max_items=recipe.max_items)
+    chosen = _decodable(chosen, root, path)
     digest = hashlib.sha256("\n".join(json.dumps(it, sort_keys=True) for it in chosen).encode()).hexdigest()
     return [dict(it) for it in chosen], root.resolve(), digest
+
+
+def _decodable(items: Sequence[Mapping[str, Any]], root: Path, path: Path) -> list[Mapping[str, Any]]:
+    """The items whose media all decode; each one left out is named (a corrupt file fails its item, not the run)."""
+    import sys
+
+    from ifpo.verifiers.media import confined_path, probe_media
+
+    verdicts: dict[str, str | None] = {}
+    kept = []
+    for item in items:
+        problem = None
+        for kind in ("images", "videos"):
+            for i, rel in enumerate((item.get("media") or {}).get(kind) or []):
+                if rel not in verdicts:
+                    verdicts[rel] = probe_media(confined_path(root, rel), kind)
+                if verdicts[rel] and problem is None:
+                    problem = f"media.{kind}[{i}]: {rel!r} {verdicts[rel]}"
+        if problem:
+            print(f"train/grpo.py: {path}: item {item['id']!r}: {problem}; left out", file=sys.stderr)
+        else:
+            kept.append(item)
+    if items and not kept:
+        raise ValueError(f"{path}: no item has decodable media")
+    return kept
 
 
 def prompt_row(item: Mapping[str, Any]) -> dict[str, Any]:
