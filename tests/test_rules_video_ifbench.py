@@ -484,7 +484,7 @@ def test_list_item_count_constraint(response, bounds, passed, fragment):
         ("The chef dices ONIONS.", {"keywords": ["onions"], "ignore_case": False}, False, "'onions' 0 times"),
         ("A pineapple.", {"keywords": ["apple"]}, False, "'apple' 0 times; each keyword expected at least 1"),
         ("Apples and an apple.", {"keywords": ["apple"]}, True, ""),
-        ("在Apple公司工作", {"keywords": ["apple"]}, True, ""),
+        ("在Apple公司工作", {"keywords": ["apple"]}, False, "'apple' 0 times"),  # Han is a word character
         ("红色的车", {"keywords": ["红色"]}, True, ""),
         ("红色的车", {"keywords": ["红色", "blue"]}, False, "'blue' 0 times"),
         ("红色的车", {"keywords": ["红色", "blue"], "match_all": False}, True, "'红色' occurs 1 time"),
@@ -496,7 +496,8 @@ def test_list_item_count_constraint(response, bounds, passed, fragment):
         ),
         ("cat cat", {"keywords": ["cat"], "min_occurrences": 2, "max_occurrences": 2}, True, "exactly 2"),
         ("a red\n  car", {"keywords": ["red car"]}, True, ""),
-        ("He doesn’t stop", {"keywords": ["doesn't"]}, True, ""),
+        ("He doesn’t stop", {"keywords": ["doesn't"]}, False, ""),  # the scorer folds no quotes here
+        ("He doesn't stop", {"keywords": ["doesn't"]}, True, ""),
         ("```\ndog\n```", {"keywords": ["dog"]}, True, ""),
         ("no dog", {"keywords": ["cat"], "min_occurrences": 0, "max_occurrences": 0}, True, ""),
         ("dog, cat", {"keywords": ["bird", "fish"], "match_all": False}, False, "no keyword occurs"),
@@ -518,7 +519,8 @@ def test_required_keyword_inclusion(response, params, passed, fragment):
         ("He will RUN.", {"keywords": ["run"]}, False, "forbidden keyword(s) present: 'run' (1 time)"),
         ("He will RUN.", {"keywords": ["run"], "ignore_case": False}, True, ""),
         ("run, run", {"keywords": ["run", "walk"]}, False, "'run' (2 times)"),
-        ("Don’t panic", {"keywords": ["don't"]}, False, "don't"),
+        ("Don’t panic", {"keywords": ["don't"]}, True, ""),  # curly apostrophe: not the keyword
+        ("Don't panic", {"keywords": ["don't"]}, False, "don't"),
         ("这是红色的", {"keywords": ["红色"]}, False, "红色"),
         ("background music", {"keywords": ["back"]}, True, ""),
     ],
@@ -527,6 +529,74 @@ def test_forbidden_keyword_exclusion(response, params, passed, fragment):
     result = check("forbidden_keyword_exclusion", response, **params)
     assert result.passed is passed, result.reason
     assert fragment in result.reason
+
+
+# ------------------------------------------------------ keyword matching, as Video-IFBench's scorer
+
+# The expectation is the released scorer's `_contains_keyword` (video_ifbench/function_judges.py):
+# whitespace squashed on both sides, `ignore_case` lower-cases both, a keyword holding a Han
+# character (U+3400-4DBF, U+4E00-9FFF, U+F900-FAFF) counts as a substring, any other keyword counts
+# only where neither neighbour is a Unicode word character (Han, kana, Hangul, digits and "_" are).
+KEYWORD_TABLE = [
+    # Latin keyword glued to Han
+    ("我用NASA数据", "NASA", True, 0),  # both sides
+    ("我用NASA", "NASA", True, 0),  # left side only
+    ("NASA数据", "NASA", True, 0),  # right side only
+    ("NASA的NASA", "NASA", True, 0),
+    ("用NASA，数据", "NASA", True, 0),  # Han on the left still glues
+    ("（NASA）数据", "NASA", True, 1),  # full-width punctuation is not a word character
+    ("我用NASA。", "nasa", True, 0),
+    # Latin keyword between spaces in Chinese text
+    ("我用 NASA 数据", "NASA", True, 1),
+    ("我用 NASA 数据，NASA 很好", "NASA", True, 2),  # "，" (U+FF0C) is punctuation, not a word character
+    # Latin keyword glued to kana / Hangul / digits / "_" / accented letters
+    ("このNASAは", "NASA", True, 0),
+    ("나사NASA", "NASA", True, 0),
+    ("NASA2024", "NASA", True, 0),
+    ("NASA_data", "NASA", True, 0),
+    ("éNASA", "NASA", True, 0),
+    ("NASA-led", "NASA", True, 1),
+    # the lookarounds apply whatever the keyword's own edge characters are
+    ("C++代码", "C++", True, 0),
+    ("C++ 代码", "C++", True, 1),
+    ("aC++", "C++", True, 0),
+    # CJK (Han) keyword inside CJK text: plain substring, non-overlapping
+    ("红色的车和红色的花", "红色", True, 2),
+    ("橙红色", "红色", True, 1),
+    ("哈哈哈", "哈哈", True, 1),
+    # kana / Hangul keywords hold no Han character: they need word boundaries like Latin ones
+    ("このカメラは", "カメラ", True, 0),
+    ("カメラ です", "カメラ", True, 1),
+    ("안녕하세요 세계", "세계", True, 1),
+    ("세계의", "세계", True, 0),
+    # mixed keyword: it holds Han, so substring, glued Latin or not
+    ("新款iPhone手机", "iPhone手机", True, 1),
+    ("新款IPHONE手机", "iphone手机", True, 1),
+    ("新款IPHONE手机", "iphone手机", False, 0),
+    ("用NASA数据集", "NASA数据", True, 1),
+    # mixed Latin + kana keyword: no Han, so word boundaries
+    ("新しいiPhoneケース", "iPhoneケース", True, 0),
+    # case handling
+    ("Launched by NASA", "nasa", True, 1),
+    ("Launched by NASA", "nasa", False, 0),
+    ("Launched by NASA", "NASA", False, 1),
+    ("ÉCOLE", "école", True, 1),
+    # whitespace squashed on both sides; curly quotes not folded
+    ("红色\n  的车", "红色 的车", True, 1),
+    ("a red\n\tcar", "red   car", True, 1),
+    ("He doesn’t", "doesn't", True, 0),
+]
+
+
+@pytest.mark.parametrize("response, keyword, ignore_case, count", KEYWORD_TABLE)
+def test_keyword_matching_is_the_scorers(response, keyword, ignore_case, count):
+    required = check(
+        "required_keyword_inclusion", response, keywords=[keyword], ignore_case=ignore_case,
+        min_occurrences=count, max_occurrences=count,
+    )
+    assert required.passed, required.reason
+    forbidden = check("forbidden_keyword_exclusion", response, keywords=[keyword], ignore_case=ignore_case)
+    assert forbidden.passed is (count == 0), forbidden.reason
 
 
 # -------------------------------------------------------------------------- normalized_value_format

@@ -131,7 +131,9 @@ def test_is_latin_word_char(ch, expected):
     assert is_latin_word_char(ch) is expected
 
 
-# The three benchmark modules count keywords through the same function, so they must agree.
+# VSysBench and VCIFBench count keywords through the same function, so they must agree. Video-IFBench
+# is left out on purpose: its checkers match as its released scorer does (a Latin keyword glued to
+# Han is not found, curly quotes are not folded), tested in tests/test_rules_video_ifbench.py.
 KEYWORD_TEXTS = [
     "我用NASA数据, and NASA's archive.",
     "Safety first. SAFETY always; unsafety never.",
@@ -149,15 +151,10 @@ def test_benchmark_modules_agree_on_keyword_counts(text, keyword):
         text,
         {"keyword": keyword, "min_occurrences": n, "max_occurrences": n},
     )
-    video = run_checker(
-        REGISTRY.get("required_keyword_inclusion"),
-        text,
-        {"keywords": [keyword], "min_occurrences": n, "max_occurrences": n, "ignore_case": True},
-    )
     vcif = run_checker(
         REGISTRY.get("lexical_diversity"), text, {"terms": [keyword], "max_occurrences": n}
     )
-    assert (vsys.passed, video.passed, vcif.passed) == (True, True, True)
+    assert (vsys.passed, vcif.passed) == (True, True)
     if n:
         over = run_checker(
             REGISTRY.get("lexical_diversity"), text, {"terms": [keyword], "max_occurrences": n - 1}

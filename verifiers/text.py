@@ -8,7 +8,9 @@ are blank); sentences are split by pysbd's rules line by line (:func:`split_sent
 NLTK's English Punkt model where IFEval / IFBench semantics are needed (:func:`punkt_sentences`,
 :func:`word_tokenize`); curly quotes normalise to straight ones;
 phrases and keywords match as whole words for Latin text, where CJK characters do not glue to a
-Latin word, and as substrings when they contain CJK (:func:`find_phrase`, :func:`count_phrase`).
+Latin word, and as substrings when they contain CJK (:func:`find_phrase`, :func:`count_phrase`);
+Video-IFBench's keyword checkers do not use them: they match as that benchmark's scorer does,
+where a Latin keyword glued to Han is not found (``verifiers/rules/video_ifbench.py``).
 Reasons quote text with :func:`excerpt` and :func:`listing`, and count units with :func:`plural`.
 """
 

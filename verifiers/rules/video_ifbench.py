@@ -2,8 +2,10 @@
 
 Behaviour follows the released scorer (``video_ifbench/function_judges.py`` in
 github.com/Alexios-hub/Video-IFBench), reimplemented from its documented behaviour. Shared
-conventions (docs/DESIGN.md, "Compatibility with the benchmarks' own ids"): one surrounding code fence is stripped first; keywords
-match as whole words for Latin text and as substrings when the keyword contains CJK; words are
+conventions (docs/DESIGN.md, "Compatibility with the benchmarks' own ids"): one surrounding code fence is stripped first;
+keywords match as the scorer matches them (a keyword holding a Han character as a substring, any
+other only where no word character of any script touches it, so "NASA" is not found in
+"我用NASA数据"; curly quotes are not folded); words are
 counted as the scorer counts them (Han characters separate words, so Latin words inside Chinese
 count; Hangul and kana runs are words) and ``zh_length`` counts every non-space character;
 paragraphs split on blank lines (CRLF, U+3000-only lines included). An empty or whitespace-only response
@@ -46,7 +48,6 @@ from ifpo.verifiers.registry import (
 from ifpo.verifiers.text import (
     bounds_text,
     cjk_length,
-    count_phrase,
     excerpt,
     find_phrase,
     in_bounds,
@@ -100,6 +101,30 @@ _VIF_PARAGRAPHS = re.compile(r"\n\s*\n")
 
 def _paragraphs(text: str) -> list[str]:
     return [part for part in _VIF_PARAGRAPHS.split(text.strip()) if part.strip()]
+
+
+def _keyword_count(text: str, keyword: str, ignore_case: bool) -> int:
+    """Occurrences of ``keyword`` as Video-IFBench's scorer counts them (its ``_contains_keyword``).
+
+    ifpo is measured against that scorer, so this is its matching, not ifpo's general
+    :func:`~ifpo.verifiers.text.find_phrase`: both sides have whitespace runs squashed and are
+    stripped; ``ignore_case`` lower-cases both (``str.lower``); curly quotes are *not* folded. A
+    keyword holding a Han character (the scorer's CJK class, kana and Hangul excluded) counts as a
+    plain substring. Any other keyword must not touch a Unicode word character on either side,
+    whatever its own edge characters are, and Han, kana and Hangul are word characters there: so
+    "NASA" is not in "我用NASA数据" but is in "我用 NASA 数据", and "C++" is not in "C++代码".
+
+    >>> _keyword_count("我用NASA数据", "NASA", True), _keyword_count("我用 NASA 数据", "nasa", True)
+    (0, 1)
+    """
+    hay, needle = squash_whitespace(text), squash_whitespace(keyword)
+    if ignore_case:
+        hay, needle = hay.lower(), needle.lower()
+    if not needle:
+        return 0
+    if _HAN.search(needle):
+        return hay.count(needle)
+    return len(re.findall(rf"(?<!\w){re.escape(needle)}(?!\w)", hay))
 
 
 def _fold(text: str, ignore_case: bool) -> str:
@@ -787,8 +812,9 @@ def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
 def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Check:
     """Each (or, without ``match_all``, some) keyword occurs between min and max times.
 
-    Whole-word match for Latin keywords, substring for keywords containing CJK; whitespace runs
-    and curly quotes are normalised on both sides.
+    Matching is the scorer's (:func:`_keyword_count`): a keyword holding a Han character counts as
+    a substring; any other must not touch a word character of any script (so a Latin keyword glued
+    to Chinese is not found); whitespace runs are squashed, curly quotes are not folded.
 
     >>> required_keyword_inclusion("The chef dices onions.", {"keywords": ["onions"], "match_all": True,
     ...     "min_occurrences": 1, "max_occurrences": None, "ignore_case": True}).passed
@@ -799,7 +825,7 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
         return EMPTY
     lo, hi = params["min_occurrences"], params["max_occurrences"]
     expected = bounds_text(lo, hi)
-    counts = {k: count_phrase(text, k, ignore_case=params["ignore_case"]) for k in params["keywords"]}
+    counts = {k: _keyword_count(text, k, params["ignore_case"]) for k in params["keywords"]}
     bad = {k: n for k, n in counts.items() if not in_bounds(n, lo, hi)}
     good = [k for k in counts if k not in bad]
     detail = ", ".join(f"{k!r} {plural(n, 'time')}" for k, n in bad.items())
@@ -833,7 +859,7 @@ def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Che
     text = _target(response)
     if not text:
         return EMPTY
-    counts = {k: count_phrase(text, k, ignore_case=params["ignore_case"]) for k in params["keywords"]}
+    counts = {k: _keyword_count(text, k, params["ignore_case"]) for k in params["keywords"]}
     found = {k: n for k, n in counts.items() if n}
     if found:
         detail = ", ".join(f"{k!r} ({plural(n, 'time')})" for k, n in found.items())
