@@ -523,7 +523,11 @@ def _check_state(out: Path, config: BuildConfig, items: Sequence[Mapping[str, An
     }
     path = out / "build_state.json"
     if path.exists():
-        previous = json.loads(path.read_text(encoding="utf-8"))
+        from ifpo.verifiers.io import read_json_file
+
+        previous = read_json_file(path, "build state")  # a corrupt file: one line naming it
+        if not isinstance(previous, dict):
+            raise ValueError(f"{path}: expected a JSON object; delete it to start the build again")
         changed = [k for k in state if previous.get(k) != state[k]]
         if changed:
             raise ValueError(

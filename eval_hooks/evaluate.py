@@ -10,8 +10,9 @@ evaluation gets (``responses.jsonl``, ``verdicts.jsonl``, ``report.json``; see
 
 Resumable: every answer is appended to ``responses.jsonl`` (flushed and fsynced) as soon as it
 exists; a rerun with the same settings generates only the missing ones, then scores. A rerun with
-different settings (another model, temperature, items) is refused unless ``--overwrite``, so one
-folder never mixes two models' answers.
+different settings (another model, temperature, items, scoring ``--mode``) is refused unless
+``--overwrite``, so one folder never mixes two models' answers nor two modes' verdicts (``ifpo score
+--mode`` rescores a folder's ``responses.jsonl`` in the other mode without generating again).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from ifpo.verifiers.score import format_table
 RUN_FILE = "evaluation.json"  # what this folder's answers were generated with (checked on resume)
 # Settings that change the answers; the others (concurrency, timeouts, device) may differ on a resume.
 IDENTITY_KEYS = ("backend", "model", "base_url", "max_new_tokens", "temperature", "top_p", "media", "seed")
+# What a record written before a setting existed means by it: folders from before --mode were strict.
+IDENTITY_DEFAULTS = {"mode": "strict"}
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
@@ -175,7 +178,11 @@ def check_resume(out_dir: Path, identity: Mapping[str, Any], overwrite: bool) ->
             (out_dir / name).unlink(missing_ok=True)
         return
     if run_file.is_file():
-        previous = json.loads(run_file.read_text(encoding="utf-8")).get("identity", {})
+        from ifpo.verifiers.io import read_json_file
+
+        data = read_json_file(run_file, "evaluation record")  # a corrupt file: one line naming it
+        previous = data.get("identity", {}) if isinstance(data, dict) else {}
+        previous = {**IDENTITY_DEFAULTS, **previous}
         diff = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
         if diff:
             detail = ", ".join(f"{k}: {previous.get(k)!r} -> {identity.get(k)!r}" for k in diff)
@@ -226,6 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help=f"{f.metadata['help']} (default: {f.default})")
     parser.add_argument("--step", type=int, help="training step recorded in the report (default: from a checkpoint-N path)")
     parser.add_argument("--judge", help="judge YAML (verifiers.judge.JudgeConfig); without it judge verdicts are unjudged")
+    parser.add_argument("--mode", choices=["strict", "loose"], default="strict",
+                        help="strict: rule checks see the response as given; loose: IFEval's loose definition "
+                             "(a rule check also passes on the response without its first/last line or '*'); "
+                             "recorded, so a resume with the other mode is refused")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 
@@ -302,6 +313,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "model": base,
         "adapter": str(Path(adapter).resolve()) if adapter else None,
         "items": items_fingerprint(items),
+        "mode": args.mode,  # not an answer setting, but one folder holds one mode's verdicts
     }
     if args.endpoint:
         identity.pop("seed")  # an endpoint's sampling is not seeded by us
@@ -335,12 +347,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "n_items": len(items),
         "generation": {k: v for k, v in dataclasses.asdict(config).items() if k not in ("model", "api_key_env")},
         "judge": judge.config.model if judge is not None else None,
+        "mode": args.mode,
         "generate_seconds": round(generate_seconds, 3),
         "generation_failures": {"count": len(failures), "first_error": failures[0][1] if failures else None,
                                 "items": [i for i, _ in failures]},
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    evaluator = ChecklistEvaluator(judge, media_root=root)
+    evaluator = ChecklistEvaluator(judge, media_root=root, mode=args.mode)
     return score_and_write(items, responses, out_dir, evaluator, evaluation, progress=not args.no_progress)
 
 

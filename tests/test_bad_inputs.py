@@ -453,3 +453,20 @@ def test_grpo_items_with_corrupt_media_are_left_out_by_name(root, capsys):
     err = capsys.readouterr().err
     assert [i["id"] for i in kept] == ["good-1"]
     assert "item 'good-2': media.images[0]: 'media/images/corrupt.png' cannot be decoded" in err
+
+
+@pytest.mark.parametrize("content", [b'{"builder_version": ', b"\xff\xfe", b"[1]"])
+def test_corrupt_state_files_of_a_resumable_command_are_named(root, capsys, content):
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)))
+    out = root / "pairs"
+    out.mkdir()
+    (out / "build_state.json").write_bytes(content)
+    rc, _, err = run(capsys, ["build-pairs", "--items", str(items), "--out", str(out), "--no-progress"])
+    assert rc == 2 and "build_state.json" in err
+    ev = root / "ev"
+    ev.mkdir()
+    (ev / "evaluation.json").write_bytes(content)
+    rc, _, err = run(capsys, ["evaluate", "--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items", str(items),
+                              "--out", str(ev), "--no-progress"])
+    assert rc == 2 and ("evaluation.json" in err or "other settings" in err), err

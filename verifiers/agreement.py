@@ -16,7 +16,6 @@ instances that have the most common number of annotators), and their complete ag
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -144,7 +143,9 @@ def cli_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         labels = load_labels(Path(args.labels))
-        report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+        from ifpo.verifiers.io import read_json_file
+
+        report = read_json_file(args.report, "report")
     except FileNotFoundError as exc:
         print(f"ifpo judge-agreement: file not found: {exc.filename}", file=sys.stderr)
         return 2
