@@ -48,18 +48,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="cap on the embedded image/video-frame thumbnails in total (0: none)")
     parser.add_argument("--wandb", action="store_true",
                         help="also log the comparison as wandb tables (project: $WANDB_PROJECT or 'ifpo')")
+    parser.add_argument("--wandb-run", metavar="RUN_ID",
+                        help="with --wandb: add the tables to this existing run (e.g. the training run, whose id is "
+                             "the suffix of its wandb/run-* folder) instead of a new one")
     return parser
 
 
-def log_wandb(comparison: Comparison, pair) -> str:
-    """Log the checkpoint table and the flips of the chosen pair to a new wandb run; returns its name."""
+def log_wandb(comparison: Comparison, pair, run_id: str | None = None) -> str:
+    """Log the checkpoint table and the flips of the chosen pair (with both responses) to a new wandb run, or to
+    the existing run ``run_id`` (resumed, so the tables sit beside that run's curves); returns its name."""
     import os
 
     import wandb
 
     data = to_json(comparison, pair)
-    run = wandb.init(project=os.environ.get("WANDB_PROJECT", "ifpo"), job_type="ifpo-compare",
-                     config={"runs": comparison.runs})
+    if run_id:
+        run = wandb.init(project=os.environ.get("WANDB_PROJECT", "ifpo"), id=run_id, resume="allow")
+    else:
+        run = wandb.init(project=os.environ.get("WANDB_PROJECT", "ifpo"), job_type="ifpo-compare",
+                         config={"runs": comparison.runs})
     try:
         cols = ["run", "step", "n_items", "ipr", "cpr_micro", "cpr_macro", "tcsr", "tisr", "unjudged_constraints"]
         table = wandb.Table(columns=cols, data=[[c.get(k) for k in cols] for c in data["checkpoints"]])
@@ -117,8 +124,8 @@ def cli_main(argv: list[str]) -> int:
     if args.json:
         write_text_atomic(Path(args.json), dumps(to_json(comparison, pair), indent=2) + "\n")
         print(f"wrote {args.json}")
-    if args.wandb:
-        name = log_wandb(comparison, pair)
+    if args.wandb or args.wandb_run:
+        name = log_wandb(comparison, pair, args.wandb_run)
         print(f"logged wandb run {name}")
     if pair is not None:
         f = flips(*pair)

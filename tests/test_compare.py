@@ -160,6 +160,14 @@ def test_wandb_tables_offline(runs, tmp_path, monkeypatch, capsys):
     assert "logged wandb run" in capsys.readouterr().out
     tables = sorted(p.name.split("_")[0] for p in tmp_path.glob("wandb/offline-run-*/files/media/table/ifpo/*.table.json"))
     assert tables == ["checkpoints", "flips"]
+    (flips_file,) = tmp_path.glob("wandb/offline-run-*/files/media/table/ifpo/flips_*.table.json")
+    flips_table = json.loads(flips_file.read_text())
+    assert flips_table["columns"][3:] == ["response A (alpha @ step 0)", "response B (alpha @ step 20)"]
+    fixed = {row[1]: row for row in flips_table["data"] if row[0] == "fixes"}
+    assert fixed and all(row[3] == BAD and row[4] == runs["items"][i]["reference_response"] for i, row in fixed.items())
+    # Into an existing run (the training run's id): the tables join that run, no new one is made.
+    assert compare_main([*argv[:3], "--wandb-run", "trainrun1"]) == 0
+    assert len(list(tmp_path.glob("wandb/offline-run-*-trainrun1"))) == 1
 
 
 # --- the dashboard in a real browser ---------------------------------------------------------------
