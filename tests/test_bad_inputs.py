@@ -470,3 +470,19 @@ def test_corrupt_state_files_of_a_resumable_command_are_named(root, capsys, cont
     rc, _, err = run(capsys, ["evaluate", "--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items", str(items),
                               "--out", str(ev), "--no-progress"])
     assert rc == 2 and ("evaluation.json" in err or "other settings" in err), err
+
+
+def test_writers_never_emit_non_standard_json(tmp_path):
+    import math
+
+    from ifpo.verifiers.io import dumps, write_json_atomic
+
+    class Loss:  # a tensor-like value that only the default= converter knows
+        def __float__(self):
+            return math.nan
+
+    write_json_atomic(tmp_path / "r.json", {"ipr": math.nan, "by": [math.inf, 0.5], "loss": 1.0})
+    text = (tmp_path / "r.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text and json.loads(text) == {"ipr": None, "by": [None, 0.5],
+                                                                                   "loss": 1.0}
+    assert dumps({"loss": Loss()}, default=float) == '{"loss": null}'

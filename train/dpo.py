@@ -204,8 +204,10 @@ def main(argv: list[str]) -> int:
             interrupted=interrupted,
             elapsed=time.time() - started,
         )
-        (out / "run_manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
-        (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=float) + "\n", encoding="utf-8")
+        from ifpo.verifiers.io import dumps  # standard JSON: a NaN loss is written as null
+
+        (out / "run_manifest.json").write_text(dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+        (out / "metrics.json").write_text(dumps(metrics, indent=2, default=float) + "\n", encoding="utf-8")
     trainer.accelerator.wait_for_everyone()
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()

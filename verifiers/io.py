@@ -57,6 +57,9 @@ def finite(data: Any) -> Any:
 def dumps(data: Any, **kwargs: Any) -> str:
     """``json.dumps`` that never writes non-standard JSON (NaN/Infinity become null)."""
     kwargs.setdefault("ensure_ascii", False)
+    if kwargs.get("default") is not None:
+        convert = kwargs["default"]
+        kwargs["default"] = lambda value: finite(convert(value))  # a tensor's NaN loss becomes null too
     return json.dumps(finite(data), allow_nan=False, **kwargs)
 
 
