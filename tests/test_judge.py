@@ -274,3 +274,36 @@ def test_vlm_judge_receives_the_image_and_sampled_video_frames(tmp_path):
     images = [p for p in parts if p["type"] == "image_url"]
     assert len(images) == 1 + 4 and all(p["image_url"]["url"].startswith("data:image/png;base64,") for p in images)
     assert parts[-1]["type"] == "text" and "Use a cheerful tone." in parts[-1]["text"]
+
+
+def test_answer_cache_survives_concurrent_writers_and_kill_9(tmp_path):
+    """Four processes write the one SQLite store at once; a fifth is SIGKILLed mid-write. Every answer
+    the finished writers stored reads back, and the file passes SQLite's integrity check."""
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    from ifpo.verifiers.judge import AnswerCache
+
+    script = (
+        "import sys; from pathlib import Path; from ifpo.verifiers.judge import AnswerCache\n"
+        "c = AnswerCache(Path(sys.argv[1])); w = sys.argv[2]; n = int(sys.argv[3])\n"
+        "for i in range(n): c.put(f'{w}-{i}', 'm', {'passed': True, 'i': i})\n"
+    )
+    writers = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path), f"w{k}", "300"]) for k in range(4)]
+    victim = subprocess.Popen([sys.executable, "-c", script, str(tmp_path), "victim", "100000"])
+    time.sleep(1.5)
+    victim.send_signal(signal.SIGKILL)
+    assert all(p.wait(timeout=120) == 0 for p in writers)
+    victim.wait(timeout=30)
+    cache = AnswerCache(tmp_path)
+    assert all(cache.get(f"w{k}-{i}") == {"passed": True, "i": i} for k in range(4) for i in range(300))
+    with sqlite3.connect(tmp_path / AnswerCache.FILE) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    # the former one-file-per-answer layout still reads
+    legacy = tmp_path / "ab" / "abcd.json"
+    legacy.parent.mkdir()
+    legacy.write_text(json.dumps({"model": "m", "answer": {"passed": False}}))
+    assert cache.get("abcd") == {"passed": False}
