@@ -486,3 +486,39 @@ def test_writers_never_emit_non_standard_json(tmp_path):
     assert "NaN" not in text and "Infinity" not in text and json.loads(text) == {"ipr": None, "by": [None, 0.5],
                                                                                    "loss": 1.0}
     assert dumps({"loss": Loss()}, default=float) == '{"loss": null}'
+
+
+@pytest.mark.parametrize(
+    "hook, words",
+    [
+        ({"items": "i.jsonl", "every_steps": "often"}, "every_steps: expected an integer"),
+        ({"items": "i.jsonl", "on_save": "no"}, "on_save: expected true or false"),
+        ({"items": "i.jsonl", "generation": "greedy"}, "generation: expected a mapping"),
+        ({"items": "i.jsonl", "evry_steps": 5}, "did you mean 'every_steps'"),
+        ({"every_steps": 5}, "items: required setting is missing"),
+    ],
+)
+def test_eval_hook_settings_are_typed(hook, words):
+    from ifpo.eval_hooks.callback import EvalHookConfig
+
+    with pytest.raises(ValueError, match=None) as err:
+        EvalHookConfig.from_mapping(hook, source="eval_hook")
+    assert str(err.value).startswith("eval_hook: ") and words in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "generation, words",
+    [
+        ({"temperature": "hot"}, "temperature: expected a number, got str 'hot'"),
+        ({"seed": "abc"}, "seed: expected an integer"),
+        ({"media": {"video_fps": "fast"}}, "media: video_fps: expected a number"),
+        ({"media": {"video_fsp": 2}}, "did you mean 'video_fps'"),
+        ({"max_new_tokens": 0}, "max_new_tokens must be > 0"),
+    ],
+)
+def test_generation_settings_are_typed(generation, words):
+    from ifpo.verifiers.generation import GenerationConfig
+
+    with pytest.raises(ValueError, match=None) as err:
+        GenerationConfig.from_mapping({"model": "m", **generation}, source="gen.yaml")
+    assert str(err.value).startswith("gen.yaml") and words in str(err.value), str(err.value)
