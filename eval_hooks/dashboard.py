@@ -20,8 +20,8 @@ id="ifpo-data">``) and an inline script (``dashboard_assets.SCRIPT``) draws it:
   and verdicts side by side, changed verdicts marked;
 - ``#samples``: a sample browser (checkpoint, outcome filter, text search), thumbnails in each entry;
 
-Thumbnails are JPEG data URIs (one strip per image or video, THUMB_FRAMES frames decoded by
-``verifiers/media.py``), capped at ``max_media_kb`` in total so the page stays one reasonable file.
+Thumbnails are JPEG data URIs (one strip per image or video, THUMB_FRAMES frames at evenly spaced times,
+decoded with PyAV), capped at ``max_media_kb`` in total so the page stays one reasonable file.
 - ``#skipped``: reports that were corrupt or partial, with the reason.
 
 When the script has run, ``body[data-rendered="true"]``.
@@ -102,7 +102,7 @@ def _strip(frames: Sequence[Any]) -> bytes:
     from PIL import Image
 
     scaled = [f.convert("RGB").resize((max(1, round(f.width * THUMB_HEIGHT / f.height)), THUMB_HEIGHT)) for f in frames]
-    strip = Image.new("RGB", (sum(f.width for f in scaled) + 2 * (len(scaled) - 1), THUMB_HEIGHT), "white")
+    strip = Image.new("RGB", (sum(f.width for f in scaled) + 2 * (len(scaled) - 1), THUMB_HEIGHT), (160, 160, 160))
     x = 0
     for f in scaled:
         strip.paste(f, (x, 0))
@@ -112,23 +112,43 @@ def _strip(frames: Sequence[Any]) -> bytes:
     return buf.getvalue()
 
 
+def _video_frames(path: str, n: int) -> list[Any]:
+    """``n`` frames at evenly spaced times of a video, as PIL images, decoded with PyAV (ifpo's video dependency).
+
+    Seeking to each time and decoding one frame keeps long videos cheap, and ``ifpo compare`` stays free of
+    the torch/transformers import (about 1 GB and several seconds) that the training-time loader in
+    ``verifiers/media.py`` brings; a thumbnail needs a few small frames, not the qwen-vl-utils policy.
+    """
+    import av
+
+    with av.open(path) as container:
+        stream = container.streams.video[0]
+        duration = float(stream.duration * stream.time_base) if stream.duration else (
+            container.duration / av.time_base if container.duration else 0.0)
+        frames = []
+        for k in range(n):
+            t = duration * (k + 0.5) / n
+            container.seek(int(t / stream.time_base) if stream.time_base else 0, stream=stream, backward=True,
+                           any_frame=False)
+            for frame in container.decode(stream):
+                if frame.time is None or frame.time + 1e-6 >= t or duration == 0.0:
+                    frames.append(frame.to_image())
+                    break
+            else:
+                continue
+        if not frames:
+            raise ValueError("no decodable frame")
+        return frames
+
+
 def _media_thumb(kind: str, path: str) -> bytes:
-    """An image's thumbnail, or THUMB_FRAMES frames of a video sampled evenly (verifiers/media.py's decoder)."""
+    """An image's thumbnail, or THUMB_FRAMES frames of a video sampled at evenly spaced times."""
     from PIL import Image
 
     if kind == "images":
         with Image.open(path) as image:
             return _strip([image.copy()])
-    import numpy as np
-    from ifpo.verifiers.media import MediaBudget, load_video
-
-    # A tiny budget: a few small frames are all a thumbnail needs, and decoding stays cheap.
-    budget = MediaBudget(video_fps=1.0, video_min_frames=2, video_max_frames=2 * THUMB_FRAMES,
-                         video_min_pixels=32 * 32, video_max_pixels=THUMB_HEIGHT * THUMB_HEIGHT * 2,
-                         video_total_pixels=THUMB_HEIGHT * THUMB_HEIGHT * 2 * 2 * THUMB_FRAMES)
-    frames, _ = load_video(path, budget, 16)
-    pick = np.linspace(0, len(frames) - 1, min(THUMB_FRAMES, len(frames))).round().astype(int)
-    return _strip([Image.fromarray(frames[i]) for i in pick])
+    return _strip(_video_frames(path, THUMB_FRAMES))
 
 
 def thumbnails(texts: Mapping[str, Mapping[str, Any]], ids: Sequence[str], max_kb: int) -> tuple[dict, dict]:
