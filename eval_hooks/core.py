@@ -143,7 +143,8 @@ def score_and_write(
         judge_stats = {k: after[k] - before[k] for k in after if isinstance(after[k], (int, float))}
         if judge_stats.get("failures"):
             judge_stats["first_error"] = after.get("first_error")
-    report = build_report(results, missing=missing, judge_stats=judge_stats, items={i["id"]: i for i in items})
+    report = build_report(results, missing=missing, judge_stats=judge_stats, items={i["id"]: i for i in items},
+                          mode=evaluator.mode)
     report["evaluation"] = {**evaluation, "score_seconds": round(time.perf_counter() - start, 3)}
     write_jsonl_atomic(out_dir / RESPONSES, ({"id": i["id"], "response": responses[i["id"]]} for i in items
                                              if i["id"] in responses))

@@ -186,6 +186,9 @@ def check_resume(out_dir: Path, identity: Mapping[str, Any], overwrite: bool) ->
         diff = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
         if diff:
             detail = ", ".join(f"{k}: {previous.get(k)!r} -> {identity.get(k)!r}" for k in diff)
+            if "mode" in diff:  # the answers are reusable: only the scoring differs
+                detail += (f"; to score these answers in that mode: ifpo score --items ITEMS --responses "
+                           f"{out_dir / RESPONSES} --mode {identity.get('mode')} --out REPORT.json")
             raise ValueError(
                 f"{out_dir} holds an evaluation made with other settings ({detail}); "
                 "use another --out, or --overwrite to start it again"

@@ -310,6 +310,47 @@ def test_evaluate_endpoint_on_a_loopback_server_and_resume(tmp_path, capsys):
         assert len(server.requests) == 20
 
 
+def test_evaluate_mode_is_scored_recorded_and_guards_the_resume(tmp_path, capsys):
+    """`--mode loose` scores with IFEval's loose definition, is recorded in the folder's settings and
+    report, and a resume with the other mode is refused; a folder from before `--mode` reads as strict."""
+    item = {"id": "rain", "source": "ifeval", "instruction": "Describe rain, all lowercase.", "structure": "single",
+            "tasks": [], "constraints": [{"id": "c0", "type": "change_case:english_lowercase", "dimension": "format",
+                                          "description": "All lowercase.", "params": {}}]}
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps(item) + "\n")
+    # A chatty capitalised first line: fails strict, passes loose (the variant without the first line).
+    with FakeOpenAI(lambda body: (200, "Sure! Here it is:\nrain falls softly.")) as server:
+        base = ["--endpoint", server.base_url, "--model", "m", "--items", str(items), "--no-progress"]
+
+        def verdict(out):
+            report = json.loads((out / REPORT).read_text())
+            return report["mode"], report["evaluation"]["mode"], report["items"][0]["verdicts"][0]["passed"]
+
+        loose, strict = tmp_path / "loose", tmp_path / "strict"
+        assert evaluate_main([*base, "--out", str(loose), "--mode", "loose"]) == 0
+        assert verdict(loose) == ("loose", "loose", True)
+        assert json.loads((loose / "evaluation.json").read_text())["identity"]["mode"] == "loose"
+        assert evaluate_main([*base, "--out", str(strict)]) == 0  # strict is the default
+        assert verdict(strict) == ("strict", "strict", False)
+        assert len(server.requests) == 2
+        # Resuming the loose folder in strict mode: refused, nothing sent, the loose report kept.
+        capsys.readouterr()
+        assert evaluate_main([*base, "--out", str(loose), "--mode", "strict"]) == 2
+        err = capsys.readouterr().err
+        assert "other settings (mode: 'loose' -> 'strict'" in err and "ifpo score" in err
+        assert len(server.requests) == 2 and verdict(loose) == ("loose", "loose", True)
+        # The same mode resumes (nothing left to generate).
+        assert evaluate_main([*base, "--out", str(loose), "--mode", "loose"]) == 0
+        assert len(server.requests) == 2
+        # A record written before --mode existed: strict resumes it, loose is refused.
+        record = json.loads((strict / "evaluation.json").read_text())
+        del record["identity"]["mode"]
+        (strict / "evaluation.json").write_text(json.dumps(record))
+        assert evaluate_main([*base, "--out", str(strict)]) == 0
+        assert evaluate_main([*base, "--out", str(strict), "--mode", "loose"]) == 2
+        assert len(server.requests) == 2
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
