@@ -237,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--step", type=int, help="training step recorded in the report (default: from a checkpoint-N path)")
     parser.add_argument("--judge", help="judge YAML (verifiers.judge.JudgeConfig); without it judge verdicts are unjudged")
     parser.add_argument("--mode", choices=["strict", "loose"], default="strict",
-                        help="strict: rule checks see the response as given; loose: IFEval's loose definition "
+                        help="strict (default): rule checks see the response as given; loose: IFEval's loose definition "
                              "(a rule check also passes on the response without its first/last line or '*'); "
                              "recorded, so a resume with the other mode is refused")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
