@@ -3,8 +3,11 @@
 Exactness: on image, video, text and mixed batches of the tiny Qwen3-VL in float32, the packed
 ``[prompt | chosen | rejected]`` forward gives the log-probs (policy and adapter-disabled reference), the
 DPO loss and the LoRA gradients of TRL's two-rows-per-pair forward. A mask that lets the rejected answer
-see the chosen one must fail the same comparison. The guard: a dropped image or one that vanished from
-the prompt is refused, naming the pair, in DPO (step and reference precompute).
+see the chosen one must fail the same comparison. GRPO: a prompt's completions packed into one row give
+the per-token log-probs and entropies of one row per completion (whole batch and TRL-sized chunks).
+The guard: a dropped image or one that vanished from the record is refused, naming the pair / item /
+conversation, in DPO (step and reference precompute), GRPO (forward and before generation) and ifpo's
+generation (builders, ``ifpo evaluate``, the eval hook). About 2 minutes on 2 CPU cores.
 """
 
 from __future__ import annotations
