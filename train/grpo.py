@@ -192,6 +192,9 @@ def main(argv: list[str]) -> int:
     trainer.accelerator.wait_for_everyone()
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
+    if judge is not None and judge.stats.summary():
+        # Loud at the end: rewards of failed judge calls followed the recipe's unjudged policy.
+        print(f"train/grpo.py: {judge.stats.summary()}", file=sys.stderr)
     logger.info("done in %.0fs; outputs in %s", time.time() - started, out)
     return 0
 
