@@ -130,8 +130,12 @@ def precompute_ref_logps(trainer, dataset, collator, *, pairs_fingerprint: str, 
     values: dict[str, list[float]] | None = None
     hit = False
     if cache_path.is_file():
-        cached = json.loads(cache_path.read_text(encoding="utf-8"))
-        if cached.get("fingerprint") == key and set(dataset["pair_id"]) <= set(cached["logps"]):
+        try:
+            cached = json.loads(cache_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            cached = None  # a torn or foreign cache file is a miss: recomputed and rewritten
+        if (isinstance(cached, dict) and cached.get("fingerprint") == key and isinstance(cached.get("logps"), dict)
+                and set(dataset["pair_id"]) <= set(cached["logps"])):
             values, hit = cached["logps"], True
     if values is None:
         computed = _compute(trainer, dataset, collator, batch_size)
