@@ -14,6 +14,9 @@ Rows:
   printed separately), so a step runs the policy forward and backward only;
 - ``ifpo-all``: as ``ifpo``, on every pair including videos.
 
+Both ifpo rows run with ``shared_prompt=False``, so this bench keeps measuring the precompute alone;
+``bench/shared_prompt_speed.py`` measures the shared-prompt forward (the default) at a prompt-dominated ratio.
+
 Step time is per optimizer step, median after the warm-up steps: ``compute`` (forward, backward,
 optimizer) and ``wall`` (also data loading and logging). The target is ifpo >= 25% faster per step.
 """
@@ -98,7 +101,7 @@ def _variant(name: str, work: str, steps: int, batch: int, threads: int, queue) 
         dataset = Dataset.from_list(rows)
         collator = DataCollatorForVideoPreference(processor, budget=budget)
         trainer = IfpoDPOTrainer(model=model, args=args, data_collator=collator, train_dataset=dataset,
-                                 processing_class=processor, peft_config=lora, callbacks=[timer])
+                                 processing_class=processor, peft_config=lora, callbacks=[timer], shared_prompt=False)
         t0 = time.perf_counter()
         with_ref, _, _ = precompute_ref_logps(trainer, dataset, collator, pairs_fingerprint=pairs.fingerprint + name,
                                               cache_dir=work_dir / name / "cache", batch_size=batch, budget=budget)
