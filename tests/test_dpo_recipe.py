@@ -55,7 +55,7 @@ def test_lists_flags_and_none(tmp_path):
         ("use_lora: false\nlora_vision: true\n", [], "lora_vision: true needs use_lora: true"),
         ("truncation_mode: keep_end\n", [], "truncation_mode is not used by ifpo"),
         ("loss_type: [sigmoid, sft]\nloss_weights: [1.0]\n", [], "loss_weights"),
-        ("report_to: mlflow\n", [], "report_to: 'mlflow' is not supported"),
+        ("report_to: mlfow\n", [], "report_to: 'mlfow' is not a tracker.*did you mean 'mlflow'"),
         ("video_min_pixels: 100000\nvideo_max_pixels: 1000\n", [], "video_min_pixels .* exceeds video_max_pixels"),
         ("- a\n- b\n", [], "a recipe is a mapping"),
     ],
