@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 from ifpo.train.vision import PAIR_KINDS
+from ifpo.verifiers.io import dumps
 from transformers import TrainerCallback
 
 logger = logging.getLogger("ifpo.train")
@@ -88,7 +89,8 @@ class JsonlLogCallback(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if state.is_world_process_zero and logs:
             with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
+                # standard JSON: a NaN loss is written as null (JSON.parse and most readers refuse NaN)
+                handle.write(dumps({"step": state.global_step, **logs}, default=float, ensure_ascii=True) + "\n")
 
 
 class InterruptCallback(TrainerCallback):

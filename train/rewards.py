@@ -32,7 +32,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ifpo.verifiers.checklist import ChecklistEvaluator, ItemResult
+from ifpo.verifiers.io import dumps
 from ifpo.verifiers.metrics import constraint_metrics, instruction_metrics
 
 REWARD_MODES = ("cpr", "ipr", "tcsr")
@@ -274,4 +274,4 @@ class ChecklistReward:
                         for v in (verdict.to_dict() for verdict in result.verdicts)
                     ],
                 }
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.write(dumps(record) + "\n")  # NaN-free JSON
