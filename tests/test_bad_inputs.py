@@ -522,3 +522,10 @@ def test_generation_settings_are_typed(generation, words):
     with pytest.raises(ValueError, match=None) as err:
         GenerationConfig.from_mapping({"model": "m", **generation}, source="gen.yaml")
     assert str(err.value).startswith("gen.yaml") and words in str(err.value), str(err.value)
+
+
+def test_score_empty_responses_file_is_an_error(root, capsys):
+    items, responses = _score_files(root, line(item(1)), b"\n\n")
+    rc, _, err = run(capsys, ["score", "--items", str(items), "--responses", str(responses), "--out",
+                              str(root / "r.json"), "--no-progress"])
+    assert rc == 1 and f"{responses}: no records" in err and not (root / "r.json").exists()

@@ -303,6 +303,8 @@ def cli_main(argv: list[str]) -> int:
             # Bad item records are reported and counted; the valid ones are scored (--strict refuses).
             problems += [str(e) for e in loaded.errors]
             items = loaded.items
+        if next(iter_jsonl(responses_path), None) is None:
+            raise InputError(f"{responses_path}: no records (the file is empty or holds only blank lines)")
         responses, response_problems = load_responses(responses_path, items, args.format, strict=args.strict)
         problems += response_problems
     except (InputError, ValueError) as exc:
