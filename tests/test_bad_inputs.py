@@ -431,7 +431,7 @@ def test_grpo_entry_refuses_bad_settings_and_a_taken_output_dir(tmp_path, capsys
     from ifpo.train.grpo import main
 
     recipe = REPO / "recipes" / "tiny_grpo.yaml"
-    (tmp_path / "run_identity.json").write_text("{}")
+    (tmp_path / "checkpoint-3").mkdir()
     rc, _, err = run(capsys, [str(recipe), "--output_dir", str(tmp_path)], entry=main)
     assert rc == 2 and "already holds a run" in err
     rc, _, err = run(capsys, [str(recipe), "--output_dir", str(tmp_path / "new"), "--learning_rate", "fast"],

@@ -63,7 +63,7 @@ def test_checkpoints_sort_by_step_not_by_name(tmp_path):
     assert resume_checkpoint(tmp_path)[0].name == "checkpoint-10"
 
 
-@pytest.mark.parametrize("leftover", ["checkpoint-5", "run_manifest.json", "run_identity.json"])
+@pytest.mark.parametrize("leftover", ["checkpoint-5", "run_manifest.json"])
 def test_an_output_dir_holding_a_run_is_refused_without_resume_or_overwrite(tmp_path, leftover):
     if leftover.startswith("checkpoint"):
         _checkpoint(tmp_path, 5)
@@ -81,6 +81,8 @@ def test_an_output_dir_holding_a_run_is_refused_without_resume_or_overwrite(tmp_
 
 def test_a_fresh_output_dir_is_free(tmp_path):
     (tmp_path / "sample_pairs").mkdir()  # what the sample pairs spec writes there is not a run
+    # nor is the identity of a start that failed before its first checkpoint
+    (tmp_path / "run_identity.json").write_text("{}")
     assert prepare_output_dir(tmp_path, resume=False, overwrite=False, prog="t") is None
 
 

@@ -80,10 +80,14 @@ def resume_checkpoint(output_dir: str | Path) -> tuple[Path | None, list[tuple[P
 
 
 def holds_run(output_dir: str | Path) -> list[str]:
-    """What in ``output_dir`` belongs to an earlier run (empty: free to use)."""
+    """What in ``output_dir`` belongs to an earlier run (empty: free to use).
+
+    An identity file alone is not a run: a start that failed before its first checkpoint (a model
+    that did not load, an OOM) trained nothing, and a plain rerun may take the folder over.
+    """
     out = Path(output_dir)
     found = [p.name for p in checkpoints(out)]
-    found += [name for name in ("run_manifest.json", IDENTITY_FILE) if (out / name).is_file()]
+    found += [name for name in ("run_manifest.json",) if (out / name).is_file()]
     return found
 
 
