@@ -739,6 +739,8 @@ def _learnable_cli(args: argparse.Namespace) -> int:
     import shutil
 
     started = time.perf_counter()
+    # The first build takes minutes: show the SFT's progress on stderr (stdout carries only the path).
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     try:
         path = learnable_default(rebuild=args.force and args.out is None)
     except (ValueError, OSError) as exc:

@@ -1,0 +1,394 @@
+"""Does ifpo's loop teach? Held-out instruction following before and after each training recipe.
+
+    python bench/efficacy.py [--out runs/efficacy] [--heldout-n 160] [--runs base,dpo_all,grpo,...]
+
+On the synthetic world (``data_builders/sample_benchmark/world.py``) with the learnable default
+(``train/tiny_model.py`` ``learnable_default``: a tiny Qwen3-VL warm-started by ``train/sft.py``),
+one table on a held-out split (scenes never seen in training):
+
+- ``base``: the warm-started model;
+- ``dpo_<kind>``: DPO (``train/dpo.py recipes/tiny_world.yaml``) on each pair kind that
+  ``ifpo build-pairs`` built on the train split with the base model as the policy (corrupted,
+  stripped, on_policy), and ``dpo_all`` on all of them together;
+- ``grpo``: GRPO with checklist rewards (``train/grpo.py recipes/tiny_world_grpo.yaml``);
+- ``dpo_grpo``: the same GRPO started from ``dpo_all``'s merged weights;
+- ``dpo_all_blanked``: the ``dpo_all`` run with the media removed from every training prompt (the
+  media ablation: the pixel-dependent rules can only improve through the pixels).
+
+Columns: IPR, CPR micro, CPR macro (mean over constraint types), CPR per dimension and CPR over the
+pixel-dependent constraints, each with a 95% percentile-bootstrap interval over held-out items, and
+each run's paired difference to ``base`` (the same resampled items for both, so the interval of the
+difference is tighter than the two intervals side by side). Every score comes from the verifier suite
+(``ifpo evaluate`` -> ``verdicts.jsonl``). Fixed seeds throughout. Prints the table and writes
+``OUT/efficacy.json``. Reruns reuse finished steps (pairs, runs, evaluations) unless ``--fresh``.
+
+The bootstrap is written here with numpy (resampling item indices, vectorised over the resamples):
+scipy is not a dependency of ifpo, and the statistics need per-item sums that scipy would recompute
+per resample anyway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+RUNS = ("base", "dpo_corrupted", "dpo_stripped", "dpo_on_policy", "dpo_all", "grpo", "dpo_grpo", "dpo_all_blanked")
+PAIR_KINDS = ("corrupted", "stripped", "on_policy")
+MEDIA = {"image_min_pixels": 4096, "image_max_pixels": 16384, "video_fps": 2.0, "video_min_frames": 4,
+         "video_max_frames": 16, "video_min_pixels": 4096, "video_max_pixels": 16384}
+GENERATION = {"temperature": 0.0, "max_new_tokens": 96, "batch_size": 16, "media": MEDIA}
+ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "offline",
+       "TOKENIZERS_PARALLELISM": "false"}
+
+
+# --------------------------------------------------------------------------------------------
+# metrics with bootstrap intervals
+# --------------------------------------------------------------------------------------------
+
+
+def per_item(items: list[dict], verdict_rows: list[dict]) -> dict[str, Any]:
+    """Per-item counts: passed / judged constraints per column (all, each dimension, each type, pixel)."""
+    by_id = {r["id"]: r for r in verdict_rows}
+    pixel = {i["id"]: set((i.get("world") or {}).get("pixel_dependent") or []) for i in items}
+    dims = sorted({c.get("dimension") for i in items for c in i["constraints"]})
+    types = sorted({c["type"] for i in items for c in i["constraints"]})
+    cols = ["all"] + [f"dim:{d}" for d in dims] + [f"type:{t}" for t in types] + ["pixel"]
+    passed = np.zeros((len(items), len(cols)))
+    judged = np.zeros((len(items), len(cols)))
+    item_pass = np.zeros(len(items))
+    for n, item in enumerate(items):
+        row = by_id.get(item["id"])
+        if row is None:
+            raise ValueError(f"no verdicts for held-out item {item['id']!r}")
+        ok = True
+        for v in row["verdicts"]:
+            if v["passed"] is None:
+                ok = False  # unjudged is never a pass
+                continue
+            names = ["all", f"dim:{v['dimension']}", f"type:{v['type']}"]
+            if v["constraint_id"] in pixel[item["id"]]:
+                names.append("pixel")
+            for name in names:
+                k = cols.index(name)
+                judged[n, k] += 1
+                passed[n, k] += bool(v["passed"])
+            ok = ok and bool(v["passed"])
+        item_pass[n] = ok
+    return {"cols": cols, "passed": passed, "judged": judged, "item_pass": item_pass, "types": types, "dims": dims}
+
+
+def _stats(d: dict[str, Any], idx: np.ndarray) -> dict[str, np.ndarray]:
+    """Metrics for each row of resampled item indices ``idx`` (shape B x N), vectorised."""
+    cols = d["cols"]
+    p = d["passed"][idx].sum(axis=1)  # B x C
+    j = d["judged"][idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(j > 0, p / np.maximum(j, 1), np.nan)
+    out = {"ipr": d["item_pass"][idx].mean(axis=1), "cpr_micro": rate[:, cols.index("all")]}
+    type_cols = [cols.index(f"type:{t}") for t in d["types"]]
+    out["cpr_macro"] = np.nanmean(rate[:, type_cols], axis=1)
+    for dim in d["dims"]:
+        out[f"cpr_{dim}"] = rate[:, cols.index(f"dim:{dim}")]
+    out["cpr_pixel"] = rate[:, cols.index("pixel")]
+    return {k: 100.0 * v for k, v in out.items()}
+
+
+def bootstrap(d: dict[str, Any], base: dict[str, Any] | None = None, *, resamples: int = 2000,
+              seed: int = 0) -> dict[str, dict[str, float]]:
+    """Point value and 95% percentile interval per metric; with ``base``, the paired difference too."""
+    n = len(d["item_pass"])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples, n))
+    point = _stats(d, np.arange(n)[None, :])
+    boot = _stats(d, idx)
+    base_point = _stats(base, np.arange(n)[None, :]) if base is not None else None
+    base_boot = _stats(base, idx) if base is not None else None
+    out: dict[str, dict[str, float]] = {}
+    for key in point:
+        entry = {"value": float(point[key][0]), "lo": float(np.nanpercentile(boot[key], 2.5)),
+                 "hi": float(np.nanpercentile(boot[key], 97.5))}
+        if base is not None:
+            diff = boot[key] - base_boot[key]
+            entry.update(delta=float(point[key][0] - base_point[key][0]),
+                         delta_lo=float(np.nanpercentile(diff, 2.5)), delta_hi=float(np.nanpercentile(diff, 97.5)))
+        out[key] = entry
+    return out
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def score_dir(items: list[dict], eval_dir: Path) -> dict[str, Any]:
+    return per_item(items, read_jsonl(eval_dir / "verdicts.jsonl"))
+
+
+# --------------------------------------------------------------------------------------------
+# steps (each a subprocess of a user-facing command; finished steps are reused)
+# --------------------------------------------------------------------------------------------
+
+
+def sh(cmd: list[str], log: Path) -> None:
+    env = {**os.environ, **ENV, "PYTHONPATH": str(REPO)}
+    t0 = time.perf_counter()
+    with log.open("w", encoding="utf-8") as fh:
+        proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-25:])
+        raise RuntimeError(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}); log {log}:\n{tail}")
+    print(f"  {' '.join(Path(c).name if i < 2 else c for i, c in enumerate(cmd[:3]))} ... "
+          f"{time.perf_counter() - t0:.0f}s", flush=True)
+
+
+def subset_items(items: list[dict], folder: Path) -> Path:
+    """``items`` written beside the split they come from (media paths stay relative to that folder;
+    the validator refuses media reached through a symlink out of the dataset root)."""
+    path = folder / f"subset-{len(items)}.jsonl"
+    path.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    return path
+
+
+def evaluate(model: Path, items_path: Path, out: Path, logs: Path, name: str) -> Path:
+    if (out / "report.json").is_file():
+        return out
+    gen = logs / "generation.yaml"
+    gen.write_text(json.dumps(GENERATION), encoding="utf-8")
+    sh([sys.executable, "-m", "ifpo.cli", "evaluate", "--model", str(model), "--items", str(items_path),
+        "--out", str(out), "--generation", str(gen), "--no-progress", "--overwrite"], logs / f"eval_{name}.log")
+    return out
+
+
+def build_pairs(model: Path, items_path: Path, out: Path, logs: Path, kinds: list[str]) -> Path:
+    if (out / "pairs.jsonl").is_file() and (out / "report.json").is_file():
+        return out
+    cfg = {"kinds": kinds, "corruptions_per_item": 1, "seed": 0,
+           "policy": {"backend": "transformers", "model": str(model), "max_new_tokens": 96, "batch_size": 16,
+                      "media": MEDIA}}
+    if "on_policy" in kinds:
+        cfg.update(on_policy_k=4, on_policy_temperature=1.0)
+    (logs / "build.yaml").write_text(json.dumps(cfg), encoding="utf-8")
+    sh([sys.executable, "-m", "ifpo.cli", "build-pairs", "--items", str(items_path), "--out", str(out),
+        "--config", str(logs / "build.yaml"), "--no-progress"], logs / "build_pairs.log")
+    return out
+
+
+def subset_pairs(src: Path, dst: Path, *, kind: str | None = None, blank_media: bool = False) -> Path | None:
+    """A pairs folder with ``src``'s pairs of one kind (or all), optionally with every medium removed."""
+    rows = read_jsonl(src / "pairs.jsonl")
+    if kind is not None:
+        rows = [r for r in rows if (r.get("meta") or {}).get("kind") == kind]
+    if not rows:
+        return None
+    if blank_media:
+        for r in rows:
+            r["images"], r["videos"] = [], []
+            for turn in r["prompt"]:
+                if isinstance(turn.get("content"), list):
+                    turn["content"] = [p for p in turn["content"] if p.get("type") not in ("image", "video")]
+    dst.mkdir(parents=True, exist_ok=True)
+    manifest = json.loads((src / "manifest.json").read_text(encoding="utf-8"))
+    root = manifest.get("media_root")
+    if root is not None and not Path(root).is_absolute():
+        root = str((src / root).resolve())
+    (dst / "manifest.json").write_text(json.dumps({"media_root": root, "pairs": len(rows),
+                                                   "derived_from": str(src), "kind": kind,
+                                                   "blank_media": blank_media}) + "\n", encoding="utf-8")
+    (dst / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return dst
+
+
+def train_dpo(model: Path, pairs: Path, out: Path, logs: Path, name: str, args: argparse.Namespace,
+              merge: bool = False) -> Path:
+    if (out / "adapter_config.json").is_file():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, "train/dpo.py", "recipes/tiny_world.yaml", "--model_name_or_path", str(model),
+           "--pairs", str(pairs), "--output_dir", str(out), "--eval_hook", "null", "--max_steps", str(args.dpo_steps),
+           "--save_strategy", "no", "--ref_cache_dir", str(out / "ref_cache")]
+    if merge:
+        cmd += ["--merge_adapter", "true"]
+    sh(cmd, logs / f"train_{name}.log")
+    return out
+
+
+def train_grpo(model: Path, items_path: Path, out: Path, logs: Path, name: str, args: argparse.Namespace) -> Path:
+    if (out / "adapter_config.json").is_file():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    sh([sys.executable, "train/grpo.py", "recipes/tiny_world_grpo.yaml", "--model_name_or_path", str(model),
+        "--items", str(items_path), "--output_dir", str(out), "--eval_hook", "null",
+        "--max_steps", str(args.grpo_steps), "--save_strategy", "no"], logs / f"train_{name}.log")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# table
+# --------------------------------------------------------------------------------------------
+
+
+def fmt(entry: dict[str, float] | None, delta: bool) -> str:
+    if entry is None or np.isnan(entry["value"]):
+        return "-"
+    text = f"{entry['value']:5.1f} [{entry['lo']:4.1f},{entry['hi']:5.1f}]"
+    if delta and "delta" in entry:
+        text += f" {entry['delta']:+5.1f}"
+    return text
+
+
+def table(results: dict[str, dict[str, dict[str, float]]], columns: list[str]) -> str:
+    head = ["run"] + columns
+    rows = [[name] + [fmt(res.get(c), name != "base") for c in columns] for name, res in results.items()]
+    widths = [max(len(r[k]) for r in [head] + rows) for k in range(len(head))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines)
+
+
+def targets(results: dict[str, dict[str, dict[str, float]]]) -> list[dict[str, Any]]:
+    """The issue's targets, checked on the table (held-out; intervals = the runs' own 95% intervals)."""
+    checks = []
+    base = results.get("base")
+
+    def gain(run: str, need: float, key: str = "ipr") -> None:
+        if run not in results or base is None:
+            return
+        e = results[run][key]
+        clear = e["lo"] > base[key]["hi"]
+        checks.append({"target": f"{run} {key} >= base + {need:g}", "delta": round(e["delta"], 1),
+                       "interval_clear_of_base": bool(clear), "met": bool(e["delta"] >= need and clear)})
+
+    gain("dpo_all", 10)
+    gain("grpo", 10)
+    gain("dpo_grpo", 15)
+    if "dpo_all" in results and "dpo_all_blanked" in results:
+        with_media = results["dpo_all"]["cpr_pixel"]["delta"]
+        blanked = results["dpo_all_blanked"]["cpr_pixel"]["delta"]
+        checks.append({"target": "pixel CPR gains with media, blanked gain < 1/3 of it",
+                       "with_media": round(with_media, 1), "blanked": round(blanked, 1),
+                       "met": bool(with_media > 0 and blanked < with_media / 3)})
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="runs/efficacy", help="output folder (reruns reuse finished steps)")
+    parser.add_argument("--heldout", help="held-out items JSONL (default: a fresh held-out split of --heldout-n items)")
+    parser.add_argument("--heldout-n", type=int, default=160, help="size of the generated held-out split")
+    parser.add_argument("--train-n", type=int, default=240, help="train-split items pairs and GRPO prompts come from")
+    parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated subset of {','.join(RUNS)}")
+    parser.add_argument("--dpo-steps", type=int, default=40, help="DPO optimizer steps per run")
+    parser.add_argument("--grpo-steps", type=int, default=40, help="GRPO optimizer steps per run")
+    parser.add_argument("--fresh", action="store_true", help="delete OUT first")
+    parser.add_argument("--model", help="base model folder (default: the cached learnable default)")
+    parser.add_argument("--train-items", help="world train split JSONL (default: the one the learnable default was "
+                        "warm-started on)")
+    args = parser.parse_args(argv)
+    runs = [r.strip() for r in args.runs.split(",") if r.strip()]
+    bad = [r for r in runs if r not in RUNS]
+    if bad:
+        parser.error(f"unknown run {bad[0]!r}; known: {', '.join(RUNS)}")
+    if "base" not in runs:
+        runs.insert(0, "base")
+    out = (REPO / args.out) if not Path(args.out).is_absolute() else Path(args.out)
+    if args.fresh:
+        shutil.rmtree(out, ignore_errors=True)
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+
+    from ifpo.data_builders.build import KINDS
+    from ifpo.data_builders.sample_benchmark.world import write_world
+    from ifpo.train.tiny_model import learnable_default
+
+    print("== learnable default (cached after the first build)", flush=True)
+    t0 = time.perf_counter()
+    model = Path(args.model) if args.model else learnable_default()
+    print(f"  {model} ({time.perf_counter() - t0:.0f}s)", flush=True)
+    world_train = Path(args.train_items) if args.train_items else model.parent / "world" / "train.jsonl"
+    train_items = read_jsonl(world_train)[: args.train_n]
+    train_path = subset_items(train_items, world_train.parent)
+
+    if args.heldout:
+        heldout_path = Path(args.heldout)
+    else:
+        heldout_path = out / "heldout" / "heldout.jsonl"
+        if not heldout_path.is_file():
+            write_world(out / "heldout", args.heldout_n, "heldout", seed=1)
+    heldout = read_jsonl(heldout_path)
+    print(f"== held-out: {len(heldout)} items ({heldout_path}); train: {len(train_items)} items", flush=True)
+
+    kinds = [k for k in PAIR_KINDS if k in KINDS]
+    missing_kinds = [k for k in PAIR_KINDS if k not in KINDS]
+    need_pairs = any(r.startswith("dpo") for r in runs)
+    pair_dirs: dict[str, Path | None] = {}
+    if need_pairs:
+        print(f"== build pairs ({', '.join(kinds)}) on the train split, base model as the policy", flush=True)
+        pairs = build_pairs(model, train_path, out / "pairs" / "all", logs, kinds)
+        pair_dirs["all"] = pairs
+        for kind in kinds:
+            pair_dirs[kind] = subset_pairs(pairs, out / "pairs" / kind, kind=kind)
+        pair_dirs["all_blanked"] = subset_pairs(pairs, out / "pairs" / "all_blanked", blank_media=True)
+        counts = {k: len(read_jsonl(p / "pairs.jsonl")) if p else 0 for k, p in pair_dirs.items()}
+        print(f"  pairs: {counts}", flush=True)
+
+    print("== train and evaluate", flush=True)
+    evals: dict[str, Path] = {}
+    notes: dict[str, str] = {}
+    for name in runs:
+        run_dir = out / "runs" / name
+        if name == "base":
+            evals[name] = evaluate(model, heldout_path, out / "eval" / name, logs, name)
+            continue
+        if name.startswith("dpo_") and name != "dpo_grpo":
+            key = name.removeprefix("dpo_")
+            pdir = pair_dirs.get(key)
+            if pdir is None:
+                notes[name] = ("kind not built by this ifpo (no 'on_policy' in build-pairs yet)"
+                               if key in missing_kinds else "no pairs of this kind")
+                continue
+            trained = train_dpo(model, pdir, run_dir, logs, name, args, merge=(name == "dpo_all"))
+        elif name == "grpo":
+            trained = train_grpo(model, train_path, run_dir, logs, name, args)
+        else:  # dpo_grpo
+            dpo = train_dpo(model, pair_dirs["all"], out / "runs" / "dpo_all", logs, "dpo_all", args, merge=True)
+            trained = train_grpo(dpo / "merged", train_path, run_dir, logs, name, args)
+        evals[name] = evaluate(trained, heldout_path, out / "eval" / name, logs, name)
+
+    base_scores = score_dir(heldout, evals["base"])
+    results = {}
+    for name, eval_dir in evals.items():
+        scores = score_dir(heldout, eval_dir)
+        results[name] = bootstrap(scores, None if name == "base" else base_scores)
+    columns = ["ipr", "cpr_micro", "cpr_macro"] + [f"cpr_{d}" for d in base_scores["dims"]] + ["cpr_pixel"]
+    print()
+    print(f"held-out efficacy ({len(heldout)} items; value [95% bootstrap interval] and change vs base, points)")
+    print(table(results, columns))
+    for name, why in notes.items():
+        print(f"  {name}: skipped, {why}")
+    checks = targets(results)
+    for c in checks:
+        print(f"  target {'met' if c['met'] else 'NOT met'}: {c}")
+    summary = {"heldout": str(heldout_path), "n_heldout": len(heldout), "n_train_items": len(train_items),
+               "model": str(model), "dpo_steps": args.dpo_steps, "grpo_steps": args.grpo_steps,
+               "results": results, "skipped": notes, "targets": checks,
+               "seconds": round(time.perf_counter() - started, 1)}
+    (out / "efficacy.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {out / 'efficacy.json'} in {summary['seconds']:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
