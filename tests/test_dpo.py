@@ -16,9 +16,6 @@ from pathlib import Path
 import pytest
 import torch
 from ifpo.train.lengths import OverlongPairsError, check_lengths, measure_lengths
-from ifpo.train.pairs import load_pairs
-from ifpo.train.sample_pairs import build_sample_pairs
-from ifpo.train.tiny_model import build_tiny_model
 from ifpo.train.vision import (
     DataCollatorForVideoPreference,
     MediaBudget,
@@ -26,10 +23,9 @@ from ifpo.train.vision import (
     expected_media_tokens,
     sample_frame_indices,
 )
+from tiny_pairs import TINY_BUDGET, pick
 
 REPO = Path(__file__).resolve().parent.parent
-TINY_BUDGET = MediaBudget(image_min_pixels=4096, image_max_pixels=16384, video_min_pixels=4096,
-                          video_max_pixels=16384, video_fps=2.0, video_max_frames=16)
 ENV = {
     **os.environ,
     "HF_HUB_OFFLINE": "1",
@@ -44,34 +40,6 @@ ENV = {
 }
 LAUNCH = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1", "--num_machines", "1",
           "--mixed_precision", "no", "--dynamo_backend", "no", "--num_cpu_threads_per_process", "2"]
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)
-
-
-@pytest.fixture(scope="module")
-def processor(tiny_dir):
-    from transformers import AutoProcessor
-
-    processor = AutoProcessor.from_pretrained(tiny_dir)
-    processor.tokenizer.padding_side = "left"
-    return processor
-
-
-@pytest.fixture(scope="module")
-def pairs(tmp_path_factory):
-    out = build_sample_pairs(tmp_path_factory.mktemp("pairs") / "sample")
-    return load_pairs(str(out), output_dir=out.parent)
-
-
-def pick(pairs, n_video=0, n_image=0, n_text=0):
-    rows = [pairs.dataset[i] for i in range(len(pairs.dataset))]
-    videos = [r for r in rows if r["videos"]][:n_video]
-    images = [r for r in rows if r["images"] and not r["videos"]][:n_image]
-    texts = [r for r in rows if not r["images"] and not r["videos"]][:n_text]
-    return videos + images + texts
 
 
 def lora_b(model) -> dict[str, torch.Tensor]:

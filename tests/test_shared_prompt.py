@@ -16,15 +16,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from ifpo.train.pairs import load_pairs
-from ifpo.train.sample_pairs import build_sample_pairs
 from ifpo.train.shared_prompt import SharedPromptError, block_mask, dpo_spec, install_shared_prompt, plan
-from ifpo.train.tiny_model import build_tiny_model
-from ifpo.train.vision import DataCollatorForVideoPreference, MediaBudget
+from ifpo.train.vision import DataCollatorForVideoPreference
 from ifpo.verifiers.media_guard import MediaMismatchError, check_media, media_pad_ids
+from tiny_pairs import TINY_BUDGET, pick
 
-TINY_BUDGET = MediaBudget(image_min_pixels=4096, image_max_pixels=16384, video_min_pixels=4096,
-                          video_max_pixels=16384, video_fps=2.0, video_max_frames=16)
 MIXES = {
     "image": {"n_image": 3},
     "video": {"n_video": 2},
@@ -33,34 +29,6 @@ MIXES = {
 }
 RTOL = 1e-4
 NON_MODEL = ("completion_mask", "pair_ids", "pair_kinds", "pair_media", "ref_chosen_logps", "ref_rejected_logps")
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)
-
-
-@pytest.fixture(scope="module")
-def processor(tiny_dir):
-    from transformers import AutoProcessor
-
-    processor = AutoProcessor.from_pretrained(tiny_dir)
-    processor.tokenizer.padding_side = "left"
-    return processor
-
-
-@pytest.fixture(scope="module")
-def pairs(tmp_path_factory):
-    out = build_sample_pairs(tmp_path_factory.mktemp("pairs") / "sample")
-    return load_pairs(str(out), output_dir=out.parent)
-
-
-def pick(pairs, n_video=0, n_image=0, n_text=0):
-    rows = [pairs.dataset[i] for i in range(len(pairs.dataset))]
-    videos = [r for r in rows if r["videos"]][:n_video]
-    images = [r for r in rows if r["images"] and not r["videos"]][:n_image]
-    texts = [r for r in rows if not r["images"] and not r["videos"]][:n_text]
-    return videos + images + texts
 
 
 def assert_rel_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float = RTOL) -> None:
