@@ -76,3 +76,21 @@ def test_checker_answers_on_pathological_32kb_responses(type_id):
 @pytest.mark.parametrize("type_id", sorted(PARAMS))
 def test_checker_answers_on_pathological_1mb_responses(type_id):
     check_all(type_id, 1_000_000, 120, only=SLOW_SHAPES)
+
+
+def test_line_indent_drops_blank_lines_exactly_like_the_reference_loop():
+    import random
+
+    from ifpo.verifiers.rules.ifbench import _drop_blank_lines_like_the_reference
+
+    def reference(lines):  # IFBench's own loop, quadratic
+        lines = list(lines)
+        for line in lines:
+            if not line.strip():
+                lines.remove(line)
+        return lines
+
+    rng = random.Random(0)
+    for _ in range(20000):
+        lines = [rng.choice(["", " ", "  ", "\t", "a", " b", "  c"]) for _ in range(rng.randint(0, 10))]
+        assert _drop_blank_lines_like_the_reference(lines) == reference(lines), lines
