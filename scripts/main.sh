@@ -13,7 +13,8 @@ mkdir -p "$out"
 heldout=sample/world/heldout.jsonl
 
 echo "== 1/6 validate the bundled samples: the 77-item benchmark sample and the synthetic world's held-out split"
-ifpo validate sample/items.jsonl | head -1
+ifpo validate sample/items.jsonl > "$out/validate_sample.txt"   # no pipe: pipefail would stop on head's SIGPIPE
+head -n 1 "$out/validate_sample.txt"
 ifpo validate "$heldout"
 
 echo "== 2/6 the learnable default: a tiny Qwen3-VL warm-started on the world's train split (cached after the first build)"
