@@ -216,3 +216,12 @@ def test_on_policy_pairs_with_the_tiny_in_process_model(tmp_path):
     sampler, messages = make_generator(policy, SAMPLE), item_messages(items[0])
     draw = [sampler.sample(messages, 3, temperature=1.0, top_p=1.0, seed=s) for s in (5, 5, 6)]
     assert draw[0] == draw[1] != draw[2]
+
+
+def test_every_builder_kind_gets_its_own_training_accuracy():
+    # rewards/accuracies/<kind> is logged per PAIR_KINDS entry; a kind missing there is lumped into "other".
+    from ifpo.data_builders.build import KINDS
+    from ifpo.train.vision import PAIR_KINDS, kind_index
+
+    assert [k for k in KINDS if k not in PAIR_KINDS] == []
+    assert PAIR_KINDS[kind_index("on_policy")] == "on_policy"
