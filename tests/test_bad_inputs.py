@@ -424,6 +424,24 @@ def test_dpo_pairs_loader_manifest_and_stale_dataset(root):
     assert len(load_pairs(str(pairs), output_dir=root / "out").dataset) == 1
 
 
+def test_dpo_pairs_with_corrupt_media_are_left_out_by_name(root):
+    from ifpo.train.pairs import PairsError, load_pairs
+
+    pairs = root / "pairs"
+    pairs.mkdir()
+    (pairs / "manifest.json").write_text(json.dumps({"media_root": "../"}))
+    corrupt = {**_pair("media/images/corrupt.png"), "meta": {"item_id": "y", "kind": "stripped"}}
+    (pairs / "pairs.jsonl").write_bytes(line(_pair(PNG)) + line(corrupt))
+    loaded = load_pairs(str(pairs), output_dir=root / "out")
+    assert loaded.dataset["pair_id"] == ["x/corrupted"]  # the good pair trains
+    assert len(loaded.left_out) == 1
+    assert "pairs.jsonl:2: pair 'y/stripped': images[0]:" in loaded.left_out[0]
+    assert "corrupt.png" in loaded.left_out[0] and "cannot be decoded" in loaded.left_out[0]
+    (pairs / "pairs.jsonl").write_bytes(line(corrupt))
+    with pytest.raises(PairsError, match="no pair has decodable media"):
+        load_pairs(str(pairs), output_dir=root / "out")
+
+
 # --- train/grpo.py: the entry refuses bad runs before loading anything ------------------------------
 
 

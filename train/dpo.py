@@ -89,6 +89,12 @@ def main(argv: list[str]) -> int:
     except PairsError as exc:
         print(f"train/dpo.py: error: {exc}", file=sys.stderr)
         return 2
+    for pair_set in {id(s): s for s in (pairs, eval_pairs) if s is not None}.values():
+        for line in pair_set.left_out:
+            print(f"train/dpo.py: {line}; left out", file=sys.stderr)
+        if pair_set.left_out:
+            print(f"train/dpo.py: {len(pair_set.left_out)} pair(s) of {pair_set.source} left out: media that do not "
+                  "decode (named above)", file=sys.stderr)
     logger.info("pairs: %d from %s (fingerprint %s)", len(pairs.dataset), pairs.source, pairs.fingerprint[:12])
     try:
         # A resumed run must train on what it started on: same pairs (content and media), same settings.

@@ -55,6 +55,7 @@ def run_manifest(*, recipe, pairs, dropped, lengths, ref_cache, metrics, world_s
             "fingerprint": pairs.fingerprint,
             "pairs": len(pairs.dataset),
             "dropped_over_max_length": dropped,
+            "left_out_undecodable_media": list(getattr(pairs, "left_out", [])),
             "lengths": lengths,
         },
         "reference_log_probs_cache": None if ref_cache is None else str(ref_cache),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ class PairSet:
     source: str
     directory: Path | None  # the pairs directory, where the reference log-prob cache goes
     fingerprint: str
+    # Pairs left out because a media file does not decode: one "where: pair: media: why" line each.
+    left_out: list[str] = field(default_factory=list)
 
 
 class PairsError(ValueError):
@@ -287,15 +289,46 @@ def load_pairs(spec: str, *, output_dir: str | Path, split: str = "train", media
     if not rows:
         raise PairsError(f"{source}: no pairs")
     seen: dict[str, int] = {}
-    normalised = [
-        _normalise(row, i, row.pop("_where", f"{source} pair {i}"), root, seen) for i, row in enumerate(rows)
-    ]
+    wheres = [row.pop("_where", f"{source} pair {i}") for i, row in enumerate(rows)]
+    normalised = [_normalise(row, i, wheres[i], root, seen) for i, row in enumerate(rows)]
+    kept, left_out = _decodable(normalised, wheres)
+    if not kept:
+        raise PairsError(f"{source}: no pair has decodable media ({left_out[0]}{' ...' if len(left_out) > 1 else ''})")
     return PairSet(
-        dataset=Dataset.from_list(normalised),
+        dataset=Dataset.from_list(kept),
         source=source,
         directory=directory,
-        fingerprint=_fingerprint(normalised),
+        fingerprint=_fingerprint(kept),
+        left_out=left_out,
     )
+
+
+def _decodable(rows: list[dict[str, Any]], wheres: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The pairs whose media files all decode, and a line naming each pair left out and why.
+
+    A corrupt image or video fails its pair, not the run: without this check it would stop
+    training at the first batch holding it (collation decodes), hours in on a large set. Each
+    distinct file is probed once (a header and one frame), so the cost is one decode per file.
+    """
+    from ifpo.verifiers.media import probe_media
+
+    verdicts: dict[str, str | None] = {}
+    kept, left_out = [], []
+    for row, where in zip(rows, wheres):
+        problem = None
+        for key in ("images", "videos"):
+            for i, path in enumerate(row[key]):
+                if not isinstance(path, str):
+                    continue  # an image the datasets library already decoded
+                if path not in verdicts:
+                    verdicts[path] = probe_media(path, key)
+                if verdicts[path] and problem is None:
+                    problem = f"{key}[{i}]: {path!r} {verdicts[path]}"
+        if problem:
+            left_out.append(f"{where}: pair {row['pair_id']!r}: {problem}")
+        else:
+            kept.append(row)
+    return kept, left_out
 
 
 def writable(directory: Path) -> bool:
