@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -296,6 +297,13 @@ class IfpoEvalCallback(TrainerCallback):
             self.responses[step] = responses
             metrics = headline_metrics(report, self.log_prefix)
             logger.info("eval hook: step %d IPR %s CPR micro %s -> %s", step, report["ipr"], report["cpr_micro"], out_dir)
+            failed = (report.get("judge") or {}).get("failures") or 0
+            if failed:
+                # Loud where it is seen: failed judge calls make this checkpoint's judge verdicts unjudged, so its
+                # IPR is over fewer constraints than the others' (a dead endpoint must not pass as a quiet dip).
+                asked = failed + ((report.get("judge") or {}).get("requests") or 0)
+                print(f"eval hook: step {step}: WARNING: {failed} of {asked} judge request(s) failed; their verdicts "
+                      f"are unjudged. First error: {report['judge'].get('first_error')}", file=sys.stderr)
         if world > 1:
             import torch.distributed as dist
 

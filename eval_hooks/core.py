@@ -67,6 +67,9 @@ def headline_metrics(report: Mapping[str, Any], prefix: str = LOG_PREFIX) -> dic
             out[f"{prefix}unjudged/{key}"] = float(unjudged[key])
     if "n_items" in report:
         out[prefix + "n_items"] = float(report["n_items"])
+    judge = report.get("judge") or {}
+    if isinstance(judge.get("failures"), (int, float)):
+        out[prefix + "judge/failures"] = float(judge["failures"])  # a dashboard shows a dead judge next to the dip
     return out
 
 

@@ -224,6 +224,27 @@ def test_callback_restores_train_mode_and_rng_and_skips_done_steps(tiny, tmp_pat
     assert [h["step"] for h in state.log_history] == [3] and again.reports == {}
 
 
+@pytest.mark.slow
+def test_callback_says_loudly_when_judge_calls_fail(tiny, tmp_path, capsys):
+    from transformers import AutoModelForImageTextToText, AutoProcessor, TrainerState, TrainingArguments
+
+    model = AutoModelForImageTextToText.from_pretrained(tiny)
+    processor = AutoProcessor.from_pretrained(tiny)
+    dead = {"model": "j", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "cache_dir": None}
+    cb = IfpoEvalCallback(ITEMS, generation={"max_new_tokens": 4}, max_items=1, output_dir=tmp_path, judge=dead)
+    state = TrainerState()
+    state.global_step = 2
+    args = TrainingArguments(output_dir=str(tmp_path / "ignored"), report_to=[], use_cpu=True)
+    cb.on_save(args, state, None, model=model, processing_class=processor)
+    err = capsys.readouterr().err
+    report = json.loads((tmp_path / "eval" / "checkpoint-2" / REPORT).read_text())
+    failed = report["judge"]["failures"]
+    assert failed > 0  # the sample's first item has judge-route constraints
+    assert f"eval hook: step 2: WARNING: {failed} of {failed} judge request(s) failed" in err
+    assert "First error:" in err and "Connect" in err
+    assert state.log_history[-1]["eval_ifpo/judge/failures"] == float(failed)
+
+
 # --- ifpo evaluate --------------------------------------------------------------------------------
 
 
