@@ -250,3 +250,18 @@ def test_positions_may_be_stored_as_whole_floats():
     assert run_checker(ctype, "Red sky. The blue sea.", {"word": "blue", "N": 2.0}).passed
     with pytest.raises(ValueError, match="whole number"):
         run_checker(ctype, "Red sky. The blue sea.", {"word": "blue", "N": 1.5})
+
+
+def test_person_names_one_pass_equals_a_search_per_name():
+    import random
+    import re
+
+    from ifpo.verifiers.rules.ifbench import _PERSON_NAME_RE, _PERSON_NAMES
+
+    rng = random.Random(0)
+    atoms = [*_PERSON_NAMES[:12], "Leon", "Emmas", "_", "x", "1", " ", "-", ".", "é", "中", "'", "\n", "ZoeZoe"]
+    for _ in range(3000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 12)))
+        per_name = [n for n in _PERSON_NAMES if re.search(rf"\b{n}\b", text)]
+        hits = set(_PERSON_NAME_RE.findall(text))
+        assert [n for n in _PERSON_NAMES if n in hits] == per_name, repr(text)

@@ -493,3 +493,35 @@ def test_nullable_bound_is_accepted():
 def test_response_must_be_str():
     with pytest.raises(TypeError):
         run_checker(REGISTRY.get("json"), None, {})  # type: ignore[arg-type]
+
+
+# --- _markdown_findings: lines searched only when they hold what a match needs --------------------
+
+
+def _markdown_findings_every_line(text):
+    """The former scan (the reference): every pattern on every line, then a stable sort by line."""
+    from ifpo.verifiers.text import list_items
+
+    findings, lines, list_lines = [], text.splitlines(), set()
+    for item in list_items(text):
+        findings.append(("bullet" if item.kind == "bullet" else "numbered", item.line + 1, lines[item.line]))
+        list_lines.add(item.line)
+    for index, line in enumerate(lines):
+        for element, pattern in vc._MD_LINE_PATTERNS:
+            if element == "rule" and index in list_lines:
+                continue
+            if pattern.search(line):
+                findings.append((element, index + 1, line))
+    return sorted(findings, key=lambda f: f[1])
+
+
+def test_markdown_findings_equal_the_every_line_scan():
+    import random
+
+    rng = random.Random(0)
+    atoms = ["#", "## ", "*", "**", "_", "__", "|", "---", "-", " - ", "`", "```", "~~~", "[a](b)", "](", ">",
+             "> ", " ", "\t", "word", "x", "1. ", "- ", "\n", "\n", "\n", "\r\n", ":", "\u2028"]
+    texts = ["# h\n- a\n- - -\n***\n| a | b |\n|---|---|\n`c`\n> q\n[l](u)\n**b** _i_",
+             *("".join(rng.choice(atoms) for _ in range(rng.randint(0, 30))) for _ in range(4000))]
+    for text in texts:
+        assert vc._markdown_findings(text) == _markdown_findings_every_line(text), repr(text)

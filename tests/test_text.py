@@ -428,3 +428,61 @@ def test_primitives_across_scripts(fn, text, expected):
         "nonblank": lambda: nonblank_lines(text),
     }[fn]()
     assert got == expected
+
+
+# --- list_items: one regex pass over the text, equal to the per-line reading it replaced -----------
+
+_OLD_BULLET = r"^[ \t]*([-*+•·])[ \t]+(\S.*)$"
+_OLD_NUMBERED = r"^[ \t]*(\d+)([.)])[ \t]+(\S.*)$"
+
+
+def _list_items_per_line(text):
+    """The former list_items: three regex calls per splitlines() line (the reference)."""
+    import re
+
+    from ifpo.verifiers.text import ListItem
+
+    items = []
+    for i, line in enumerate(text.splitlines()):
+        m = re.match(_OLD_NUMBERED, line)
+        if m:
+            items.append(ListItem("numbered", m.group(1) + m.group(2), int(m.group(1)), m.group(3).strip(), i))
+            continue
+        m = re.match(_OLD_BULLET, line)
+        if m and not re.match(r"^[ \t]*(\*\*|--)", line):
+            items.append(ListItem("bullet", m.group(1), None, m.group(2).strip(), i))
+    return items
+
+
+_LIST_CASES = [
+    "1. a\n2) b\n  - c\n\t* d\n+ e\n• f\n· g",
+    "-- x\n** y\n - -- z\n*  *\n-\n- \n1.\n1. \n12.x\n3 . no",
+    "a\r\n- b\r\n\r\n2. c\r",  # CRLF / CR
+    "x\x85- y\u2028- z\u20291) w\x0c* v\x1c+ u\x0b- t",  # line ends only splitlines() knows
+    "١. Arabic-indic digit\n- trailing spaces   \n- ",
+    "",
+    "\n\n- a\n",
+]
+
+
+def _random_list_texts(n, seed=0):
+    import random
+
+    rng = random.Random(seed)
+    atoms = ["- ", "* ", "+ ", "• ", "· ", "1. ", "23) ", "4.", "--", "**", " ", "\t", "x", "word", "\n",
+             "\n", "\r\n", "\r", "\x85", "\u2028", "\u3000", "١", "."]
+    return ["".join(rng.choice(atoms) for _ in range(rng.randint(0, 40))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("text", _LIST_CASES)
+def test_list_items_equal_the_per_line_reading(text):
+    from ifpo.verifiers.text import list_items
+
+    assert list_items(text) == _list_items_per_line(text)
+
+
+def test_list_items_equal_the_per_line_reading_on_random_texts():
+    from ifpo.verifiers.text import list_items
+
+    for text in _random_list_texts(4000):
+        assert list_items(text) == _list_items_per_line(text), repr(text)

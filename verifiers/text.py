@@ -51,8 +51,6 @@ _WORD = re.compile(rf"{_LETTERS}+(?:['’\-]{_LETTERS}+)*|\d+(?:[.,]\d+)*", re.U
 # A blank line holds only whitespace (U+3000 included) or zero-width characters.
 _PARA_SPLIT = re.compile(r"\n(?:[^\S\n]|[\u200b\u200c\u200d\u2060\ufeff])*(?:\n(?:[^\S\n]|[\u200b\u200c\u200d\u2060\ufeff])*)+")
 _ZERO_WIDTH = str.maketrans("", "", "\u200b\u200c\u200d\u2060\ufeff")
-_BULLET = re.compile(r"^[ \t]*([-*+•·])[ \t]+(\S.*)$")
-_NUMBERED = re.compile(r"^[ \t]*(\d+)([.)])[ \t]+(\S.*)$")
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'"})
 # Characters some models use as quotes: guillemets, backtick, acute accent. Folded only on request
@@ -466,17 +464,31 @@ class ListItem(NamedTuple):
     line: int  # 0-based line index
 
 
+# A numbered item ("1." / "2)"), else a bullet unless the line opens with "**" or "--": one pattern run
+# over the whole text (three regex calls per line cost 0.3 s/MB on a long list). The lookahead sits
+# after the maximal [ \t]* indent (a shorter one cannot be followed by a marker).
+_LIST_ITEM = re.compile(r"^[ \t]*(?:(\d+)([.)])[ \t]+(\S.*)|(?!\*\*|--)([-*+•·])[ \t]+(\S.*))$", re.MULTILINE)
+# Line ends splitlines() knows besides "\n": a text holding one is re-joined on "\n" first.
+_OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def list_items(text: str) -> list[ListItem]:
-    """Every line that starts a bullet (``- * + •``) or numbered (``1.`` / ``1)``) list item."""
+    """Every line that starts a bullet (``- * + •``) or numbered (``1.`` / ``1)``) list item.
+
+    >>> [(i.kind, i.marker, i.text, i.line) for i in list_items("Intro\\n1. cut\\n  - dice\\n**bold**")]
+    [('numbered', '1.', 'cut', 1), ('bullet', '-', 'dice', 2)]
+    """
+    if _OTHER_LINE_ENDS.search(text):
+        text = "\n".join(text.splitlines())  # same lines, same indices, "\n"-separated
     items: list[ListItem] = []
-    for i, line in enumerate(text.splitlines()):
-        m = _NUMBERED.match(line)
-        if m:
-            items.append(ListItem("numbered", m.group(1) + m.group(2), int(m.group(1)), m.group(3).strip(), i))
-            continue
-        m = _BULLET.match(line)
-        if m and not re.match(r"^[ \t]*(\*\*|--)", line):
-            items.append(ListItem("bullet", m.group(1), None, m.group(2).strip(), i))
+    line, pos = 0, 0
+    for m in _LIST_ITEM.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if m.group(1) is not None:
+            items.append(ListItem("numbered", m.group(1) + m.group(2), int(m.group(1)), m.group(3).strip(), line))
+        else:
+            items.append(ListItem("bullet", m.group(4), None, m.group(5).strip(), line))
     return items
 
 

@@ -167,6 +167,10 @@ _PERSON_NAMES = (
     "Nathan Victoria Elijah Layla Nicholas Audrey David Hannah Christopher Penelope Thomas Nora Andrew Aria "
     "Joseph Claire Ryan Stella Jonathan"
 ).split()
+# One pass for all 50 (a search per name rescanned the response 50 times: 1.5 s/MB). Each name is
+# letters only, so a ``\bName\b`` match is a whole word: matches never overlap, and findall sees
+# every name that ``re.search(rf"\b{name}\b", ...)`` would find.
+_PERSON_NAME_RE = re.compile(r"\b(?:" + "|".join(_PERSON_NAMES) + r")\b")
 
 _PRONOUNS = frozenset(
     "i me we us you he him she her it they them my mine our ours your yours his hers its their theirs myself "
@@ -304,7 +308,8 @@ def person_names(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> person_names('Emma met Liam.', {'N': 2}).passed
     True
     """
-    found = [name for name in _PERSON_NAMES if re.search(rf"\b{name}\b", response)]
+    hits = set(_PERSON_NAME_RE.findall(response))
+    found = [name for name in _PERSON_NAMES if name in hits]
     return len(found) >= p["N"], f"{len(found)} listed names, expected at least {p['N']}"
 
 

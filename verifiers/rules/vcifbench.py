@@ -457,6 +457,24 @@ _MD_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("rule", re.compile(r"^\s{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")),
 )
 
+# Substrings one of which every match of _MD_LINE_PATTERNS[element] contains.
+_MD_NEEDS = {
+    "heading": ("#",),
+    "emphasis": ("*", "_"),
+    "table": ("|", "---"),
+    "code": ("`", "~~~"),
+    "link": ("](",),
+    "blockquote": (">",),
+    "rule": ("-", "*", "_"),
+}
+
+
+
+def _lines_holding(lines: list[str], needs: tuple[str, ...]) -> list[int]:
+    """Indices of the lines that contain one of ``needs`` (one to three substrings)."""
+    a, b, c = (needs * 3)[:3]
+    return [i for i, line in enumerate(lines) if a in line or b in line or c in line]
+
 
 def _markdown_findings(text: str) -> list[tuple[str, int, str]]:
     """``(element, 1-based line, line text)`` for every Markdown construct, in line order."""
@@ -467,13 +485,21 @@ def _markdown_findings(text: str) -> list[tuple[str, int, str]]:
         element = "bullet" if item.kind == "bullet" else "numbered"
         findings.append((element, item.line + 1, lines[item.line]))
         list_lines.add(item.line)
-    for index, line in enumerate(lines):
-        for element, pattern in _MD_LINE_PATTERNS:
+    # Per element, only the lines holding a substring every match needs are searched (seven regex
+    # calls on every line cost 0.15 s/MB); findings sort by (line, list item first, element order),
+    # the order the line-by-line scan appended them in.
+    order = {"bullet": -1, "numbered": -1}
+    for rank, (element, pattern) in enumerate(_MD_LINE_PATTERNS):
+        order[element] = rank
+        needs = _MD_NEEDS[element]
+        if not any(n in text for n in needs):
+            continue
+        for index in _lines_holding(lines, needs):
             if element == "rule" and index in list_lines:
                 continue  # "- - -" is a thematic break only when it is not already a list item
-            if pattern.search(line):
-                findings.append((element, index + 1, line))
-    return sorted(findings, key=lambda f: f[1])
+            if pattern.search(lines[index]):
+                findings.append((element, index + 1, lines[index]))
+    return sorted(findings, key=lambda f: (f[1], order[f[0]]))
 
 
 @register(
