@@ -807,3 +807,80 @@ def test_span_localization(response, params, passed, fragment):
     result = check("span_localization", response, **params)
     assert result.passed is passed, result.reason
     assert fragment in result.reason
+
+
+# --- verbatim_speech_constraint: the faster normalisation and closest-line search equal the former --
+
+
+def _speech_norm_per_char(text, *, quotes, whitespace, ignore_case):
+    """The former _speech_norm: a Python loop over the characters (the reference)."""
+    import unicodedata
+
+    import ifpo.verifiers.rules.video_ifbench as vi
+    from ifpo.verifiers.text import normalize_quotes, squash_whitespace
+
+    if quotes:
+        text = normalize_quotes(text, extended=True)
+    kept = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch).startswith("P"):
+            between = 0 < i < len(text) - 1 and text[i - 1].isalpha() and text[i + 1].isalpha()
+            if not (ch in vi._APOSTROPHES and between):
+                continue
+        kept.append(ch)
+    value = "".join(kept)
+    value = squash_whitespace(value) if whitespace else value.strip()
+    return vi._fold(value, ignore_case)
+
+
+def _closest_hint_every_line(text, utterance):
+    """The former closest-candidate search: a SequenceMatcher per candidate (the reference)."""
+    from difflib import SequenceMatcher
+
+    import ifpo.verifiers.rules.video_ifbench as vi
+    from ifpo.verifiers.text import excerpt, nonblank_lines
+
+    candidates = vi._quoted_segments(text) or [ln.strip() for ln in nonblank_lines(text)]
+    expected = _speech_norm_per_char(utterance, quotes=True, whitespace=True, ignore_case=True)
+    best, best_ratio = "", 0.0
+    for cand in candidates:
+        norm = _speech_norm_per_char(cand, quotes=True, whitespace=True, ignore_case=True)
+        ratio = SequenceMatcher(None, norm, expected).ratio()
+        if ratio > best_ratio:
+            best, best_ratio = cand, ratio
+    return f"; closest: {excerpt(best, 60)}" if best_ratio >= 0.5 else ""
+
+
+_SPEECH_ATOMS = ["let", "'", "’", "‘", "`", "´", "s", "go", " ", "\n", "\t", "!", "?", ".", ",", "«", "»", "“",
+                 "”", '"', "-", "—", "¿", "、", "。", "中", "é", "A", "1", "_", "@", "(", ")", "\u3000", "now"]
+
+
+def test_speech_norm_equals_the_per_character_loop():
+    import random
+
+    import ifpo.verifiers.rules.video_ifbench as vi
+
+    rng = random.Random(0)
+    texts = ["", "'", "a'b", "'a'", "a''b", "l’s", "x`y", *("".join(rng.choice(_SPEECH_ATOMS) for _ in range(
+        rng.randint(0, 25))) for _ in range(3000))]
+    for text in texts:
+        for flags in ({"quotes": True, "whitespace": True, "ignore_case": True},
+                      {"quotes": False, "whitespace": False, "ignore_case": False}):
+            assert vi._speech_norm(text, **flags) == _speech_norm_per_char(text, **flags), (repr(text), flags)
+
+
+def test_verbatim_closest_hint_equals_a_matcher_per_line():
+    import random
+
+    rng = random.Random(1)
+    params = {"normalize_whitespace": True, "normalize_quotes": True, "ignore_case": False,
+              "allow_wrapping_quotes": True}
+    for _ in range(1500):
+        utterance = "".join(rng.choice(_SPEECH_ATOMS[:10]) for _ in range(rng.randint(1, 6))) + " go"
+        text = "\n".join(
+            "".join(rng.choice(_SPEECH_ATOMS) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 6))
+        )
+        got = run_checker(REGISTRY.get("verbatim_speech_constraint"), text,
+                          {**params, "expected_utterance": utterance})
+        if not got.passed and "not found verbatim" in got.reason:
+            assert got.reason.endswith(_closest_hint_every_line(text, utterance) or "verbatim"), (text, utterance)

@@ -486,3 +486,16 @@ def test_list_items_equal_the_per_line_reading_on_random_texts():
 
     for text in _random_list_texts(4000):
         assert list_items(text) == _list_items_per_line(text), repr(text)
+
+
+def test_normalize_quotes_equals_the_translate_tables():
+    import random
+
+    from ifpo.verifiers.text import _EXTENDED_QUOTES, _QUOTES, normalize_quotes
+
+    rng = random.Random(0)
+    atoms = [*map(chr, _QUOTES), *map(chr, _EXTENDED_QUOTES), "'", '"', "a", " ", "中", "é", "\n"]
+    for _ in range(3000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 20)))
+        assert normalize_quotes(text) == text.translate(_QUOTES)
+        assert normalize_quotes(text, extended=True) == text.translate(_QUOTES).translate(_EXTENDED_QUOTES)
