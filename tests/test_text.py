@@ -499,3 +499,135 @@ def test_normalize_quotes_equals_the_translate_tables():
         text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 20)))
         assert normalize_quotes(text) == text.translate(_QUOTES)
         assert normalize_quotes(text, extended=True) == text.translate(_QUOTES).translate(_EXTENDED_QUOTES)
+
+
+# ------------------------------------------------------------------------------ Punkt (fast == NLTK)
+# punkt_sentences runs verifiers/_punkt.py's FastPunkt; NLTK's PunktSentenceTokenizer on the same
+# English parameters is the reference. Sentences and spans must be equal, with and without
+# realignment, on hand-picked boundary cases and on seeded random texts from a biased alphabet
+# (bench/punkt_identity.py's generator; that script runs the same comparison on 200k texts).
+
+PUNKT_CASES = [
+    "", " ", "\n\n", "   \t ", "Hello world", "One.", "One. ", "One. Two.   \n",
+    "Dr. Smith arrived at 5 p.m. He was tired.",
+    "The U.S. Army is big. It won. The U.S.A. Today.",
+    "I like fruits, e.g. apples. Bananas too. i.e. this one.",
+    "J. R. R. Tolkien wrote it. He died in 1973. B. Smith and J. Walter met. O. Ludcke.",
+    "Wait... What? No!! Yes?! Ok. Hi... there. Hi. . . There. ..Then",
+    "It costs 3.5 dollars. Then 4. It is 1,000. And -3. Or .5 more. 5. Review of it. 5. review",
+    "1. First item. 2. Second item. 3. the third.",
+    "1.\n2.\n3.\n\n4. Four",
+    'He said "Stop." Then he left. She said \u201cGo.\u201d  Next. \u2018Quoted.\u2019 Next. \xabBonjour.\xbb Fin.',
+    "(This is a test.) And more. [Another one.] Yes. {Braces.} No.",
+    "Really?! Yes. acting!!! I promise. Why?? Because.",
+    "this is lower. and more lower. the end. however, not. However, yes.",
+    "Mr. and Mrs. Smith left. However, they came back. Messrs. Jones. St. Louis. Gen. Motors.",
+    "Hello.\n\nNew paragraph.\nNew line.\r\nWindows line.\r\n\r\nDone.",
+    "\u00dcber alles. \u00c4rger folgt. \u4e2d\u6587\u3002 Next. na\u00efve. \u00c9clair. \u00e9t\u00e9.",
+    "x .! Y", " a. B", "a.\x1cB. c", "a.\xa0B. c", "a.\u2003B. c", "a.\x0bB.\x0cC.\x85D.",
+    "end.--Next. end.) (Next. end.- Next. a.;b c.:d e.@f g.*h",
+    "Ph.D. students study. They work. ex-dr. Smith. co-op. Next. well-known. The end.",
+    "_. Next. \u00c9. Next. 3. The. 3. the. a. b. A. B.",
+    "Sentence one.Sentence two. a.b.c. Next",
+    "Sale. Sales. sales. The. THE. It. it. I. i.",
+    ". . . . ! ? .",
+    "\u201cNo.\u201d \u201cYes.\u201d \u2019Tis. )Closed. \"\" Done.",
+    "Wow!\u201d she said. Okay?) Sure.",
+]
+
+
+@pytest.fixture(scope="module")
+def punkt_pair():
+    """(the FastPunkt punkt_sentences uses, NLTK's tokenizer on the same parameters)."""
+    from ifpo.verifiers._punkt import FastPunkt
+    from ifpo.verifiers.text import _punkt, _punkt_reference
+
+    assert isinstance(_punkt(), FastPunkt)
+    return _punkt(), _punkt_reference()
+
+
+def _assert_punkt_equal(fast, reference, text):
+    for realign in (True, False):
+        assert fast.span_tokenize(text, realign) == list(reference.span_tokenize(text, realign)), (
+            repr(text), realign)
+        assert fast.tokenize(text, realign) == reference.tokenize(text, realign), (repr(text), realign)
+
+
+@pytest.mark.parametrize("text", PUNKT_CASES)
+def test_punkt_equals_nltk_on_boundary_cases(punkt_pair, text):
+    _assert_punkt_equal(*punkt_pair, text)
+
+
+def _punkt_identity():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "punkt_identity.py"
+    spec = importlib.util.spec_from_file_location("punkt_identity", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_punkt_equals_nltk_on_random_texts(punkt_pair, seed):
+    import random
+
+    from ifpo.verifiers._punkt import FastPunkt
+
+    identity = _punkt_identity()
+    rng = random.Random(seed)
+    texts = [identity.random_text(rng) for _ in range(600)]
+    fast, reference = punkt_pair
+    cold = FastPunkt(reference._params)  # decides every context afresh (no shared cache)
+    for splitter in (fast, cold):
+        assert identity.differences(texts, splitter, reference) == []
+    assert identity.differences(texts[:100], fast, reference, realign=False) == []
+
+
+def test_punkt_equals_nltk_on_the_scaling_shapes(punkt_pair):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "checker_scaling.py"
+    spec = importlib.util.spec_from_file_location("checker_scaling", path)
+    scaling = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scaling)
+    for text in scaling.shapes(20_000).values():
+        _assert_punkt_equal(*punkt_pair, text)
+
+
+def test_punkt_whitespace_class_is_the_regex_engines():
+    """FastPunkt runs NLTK's patterns on the stdlib engine with \\s spelled out as `regex`'s \\s."""
+    import re
+
+    import regex
+    from ifpo.verifiers._punkt import REGEX_WHITESPACE
+
+    every = "".join(map(chr, range(0x110000)))
+    assert set(re.findall(f"[{REGEX_WHITESPACE}]", every)) == set(regex.findall(r"\s", every))
+
+
+def test_punkt_stdlib_patterns_match_as_nltks(punkt_pair):
+    import random
+
+    fast, reference = punkt_pair
+    lang = reference._lang_vars
+    candidates = lang.period_context_re()._rx
+    words = lang._word_tokenizer_re()._rx
+    identity = _punkt_identity()
+    rng = random.Random(7)
+    for _ in range(1500):
+        text = identity.random_text(rng)
+        want = [(m.span(), m.span(1), m.span(2)) for m in candidates.finditer(text)]
+        assert [(m.span(), m.span(1), m.span(2)) for m in fast._candidates.finditer(text)] == want
+        for line in text.split("\n"):
+            assert fast._words.findall(line) == words.findall(line), repr(line)
+
+
+def test_punkt_sentences_is_nltks_on_a_doctest_example():
+    from ifpo.verifiers.text import punkt_sentences
+
+    assert punkt_sentences("Mr. Smith went to Washington. He arrived at 5 p.m. on Tuesday. "
+                           "Then he left!") == ["Mr. Smith went to Washington.",
+                                                "He arrived at 5 p.m. on Tuesday.", "Then he left!"]

@@ -1,0 +1,141 @@
+"""The fast Punkt splitter against NLTK's: identical sentences and spans on random texts, and speed.
+
+    python bench/punkt_identity.py [--texts 200000] [--seed 0] [--mb 0.25]
+
+Generates ``--texts`` seeded random texts from a token alphabet biased towards what Punkt decides
+on (the English model's abbreviations, collocations and sentence starters, words of every
+orthographic context, numbers, initials, ellipses, closing quotes and brackets, every kind of
+whitespace), splits each with ``ifpo.verifiers._punkt.FastPunkt`` and with NLTK's
+``PunktSentenceTokenizer`` on the same parameters, and counts the texts where sentences or spans
+differ (printing the first few). Then times both on the ``bench/checker_scaling.py`` shapes of
+``--mb`` megabytes, side by side. Exits 1 on any difference. ``tests/test_text.py`` runs the same
+comparison on a few thousand texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import random
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+_WORDS = ["word", "the", "The", "THE", "however", "However", "they", "They", "it", "It", "Paris", "paris",
+          "Alice", "data", "JSON", "said", "apple", "Smith", "review", "Review", "aron", "Aron", "magnin",
+          "a", "A", "I", "i", "x", "Ünïcode", "über", "Éclair", "中文", "ßtraße", "naïve", "ok", "OK",
+          "sales", "Sales", "mr", "well-known", "co-op", "e-mail"]
+_ENDS = [".", ".", ".", "?", "!", "!!", "?!", "...", "..", ". . .", ".)", '."', ".'", ".\u201d", "?)", ".]",
+         "!'", ".;", ".,", ".:", ".--", ".-", ".*", ".@", ".%"]
+_OTHER = ["3.5", "1.", "2.", "12", "1,000.", "-3.", ".5", "1.2.3", "10.00", "5", "(1)", "--", "-", ",", ";",
+          ":", "(", ")", "[", "]", "{", "}", '"', "'", "`", "\u201c", "\u201d", "\u2018", "\u2019", "\xab",
+          "\xbb", "&", "#", "*", "@", "%", "...", ".", "?", "!", "\u2026"]
+_SPACES = [" "] * 30 + ["", "", "", "\n", "\n", "\n\n", "\r\n", "\t", "  ", "\xa0", "\u2003", "\x0b", "\x0c",
+                        "\x1c", "\x1f", "\x85", "\u2028", " \n ", "\n \n", "\u3000"]
+
+
+def _model_vocabulary() -> list[str]:
+    from punkt.data import english
+
+    vocab = []
+    for abbr in english.ABBREV_TYPES:
+        vocab += [abbr + ".", abbr.capitalize() + ".", abbr.upper() + "."]
+    for first, second in english.COLLOCATIONS:
+        vocab += [("5" if first == "##number##" else first.upper()) + ". " + second.capitalize()]
+    for starter in english.SENT_STARTERS:
+        vocab += [starter, starter.capitalize()]
+    rng = random.Random(1)  # a fixed sample of words from the orthographic table, in both cases
+    for word in rng.sample(sorted(english.ORTHO_CONTEXT), 300):
+        vocab += [word, word.capitalize()]
+    return vocab
+
+
+_VOCAB: list[str] = []
+
+
+def random_text(rng: random.Random, max_tokens: int = 40) -> str:
+    """One random text: words, model vocabulary, numbers and punctuation, joined by varied whitespace."""
+    if not _VOCAB:
+        _VOCAB.extend(_model_vocabulary())
+    parts = []
+    for _ in range(rng.randint(0, max_tokens)):
+        r = rng.random()
+        if r < 0.35:
+            tok = rng.choice(_WORDS)
+        elif r < 0.65:
+            tok = rng.choice(_VOCAB)
+        elif r < 0.75:
+            tok = rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcxyzÉ_1") + "."
+        else:
+            tok = rng.choice(_OTHER)
+        if rng.random() < 0.3:
+            tok += rng.choice(_ENDS)
+        parts.append(tok)
+        parts.append(rng.choice(_SPACES))
+    if parts and rng.random() < 0.5:
+        parts.pop()  # no trailing separator
+    return ("" if rng.random() < 0.8 else rng.choice(_SPACES)) + "".join(parts)
+
+
+def tokenizers():
+    """(fast, reference): a fresh FastPunkt and NLTK's tokenizer, both on the English model."""
+    from ifpo.verifiers._punkt import FastPunkt
+    from ifpo.verifiers.text import _punkt_reference
+
+    reference = _punkt_reference()
+    return FastPunkt(reference._params), reference
+
+
+def differences(texts, fast, reference, realign: bool = True) -> list[tuple[str, list, list]]:
+    """The texts where the two split differently: (text, NLTK's spans, fast spans)."""
+    out = []
+    for text in texts:
+        want = list(reference.span_tokenize(text, realign))
+        got = fast.span_tokenize(text, realign)
+        if got != want or fast.tokenize(text, realign) != reference.tokenize(text, realign):
+            out.append((text, want, got))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=int, default=200_000, help="random texts to compare")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mb", type=float, default=0.25, help="size of the timed shapes in MB")
+    args = parser.parse_args(argv)
+    fast, reference = tokenizers()
+    rng = random.Random(args.seed)
+    start = time.perf_counter()
+    bad = 0
+    for k in range(0, args.texts, 1000):
+        batch = [random_text(rng) for _ in range(min(1000, args.texts - k))]
+        diffs = differences(batch, fast, reference) + differences(batch[:100], fast, reference, realign=False)
+        for text, want, got in diffs[: max(0, 5 - bad)]:
+            print(f"DIFFERENT {text!r}\n  nltk {want}\n  fast {got}")
+        bad += len(diffs)
+    print(f"{args.texts} random texts (seed {args.seed}): {bad} different, {time.perf_counter() - start:.0f} s")
+
+    spec = importlib.util.spec_from_file_location("checker_scaling", REPO / "bench" / "checker_scaling.py")
+    scaling = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scaling)
+    print(f"{'shape':<14} {'nltk s/MB':>10} {'fast s/MB':>10} {'speed-up':>9}")
+    for shape, text in scaling.shapes(int(args.mb * 1_000_000)).items():
+        cold = type(fast)(reference._params)  # an empty decision cache: no help from earlier texts
+        t0 = time.perf_counter()
+        want = reference.tokenize(text)
+        t1 = time.perf_counter()
+        got = cold.tokenize(text)
+        t2 = time.perf_counter()
+        bad += got != want
+        print(f"{shape:<14} {(t1 - t0) / args.mb:10.3f} {(t2 - t1) / args.mb:10.3f} "
+              f"{(t1 - t0) / max(t2 - t1, 1e-9):8.1f}x{'' if got == want else '  DIFFERENT'}")
+    return 1 if bad else 0
+
+
+
+if __name__ == "__main__":
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    sys.exit(main(sys.argv[1:]))
