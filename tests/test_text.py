@@ -631,3 +631,62 @@ def test_punkt_sentences_is_nltks_on_a_doctest_example():
     assert punkt_sentences("Mr. Smith went to Washington. He arrived at 5 p.m. on Tuesday. "
                            "Then he left!") == ["Mr. Smith went to Washington.",
                                                 "He arrived at 5 p.m. on Tuesday.", "Then he left!"]
+
+
+# --- split_sentences: pysbd behind a larger regex cache segments exactly as stock pysbd -----------
+
+_SBD_ATOMS = ["Dr.", "dr.", "DR.", "U.S.", "u.s.", "e.g.", "i.e.", "St.", "Fig.", "No.", "a.m.", "P.M.", "Mr.",
+              "Jan.", "etc.", "vs.", "p.", "pp.", "Inc.", "3.14", "1.", "2)", "a)", "(b)", "iv.", "The", "He",
+              "I", "It", "we", "ran", "cat", "NASA", "file.txt", "x@y.com", " ", " ", " ", "  ", ".", ". ", "!",
+              "! ", "?", "? ", "?!", "!!", "...", ". . .", "…", "'", '"', "“", "”", "(", ")", "[1]", "5", "12",
+              ",", ";", ":", "-", "。", "！", "？", "中文", "é", "'s", "\t"]
+
+
+def _sbd_lines(n, seed=0):
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_SBD_ATOMS) for _ in range(rng.randint(1, 24))) for _ in range(n)]
+
+
+@pytest.fixture
+def stock_pysbd():
+    """A function that runs ``split_sentences`` with pysbd on the stock ``re`` module (the reference)."""
+    import re
+    import sys
+
+    from ifpo.verifiers import text as text_module
+
+    text_module._segmenter()  # installs the cache
+    shimmed = [m for n, m in sys.modules.items()
+               if n.split(".")[0] == "pysbd" and isinstance(getattr(m, "re", None), text_module._LruRe)]
+    assert shimmed, "pysbd's modules do not use the regex cache"
+
+    def reference(text):
+        shim = shimmed[0].re
+        for module in shimmed:
+            module.re = re
+        try:
+            return split_sentences(text)
+        finally:
+            for module in shimmed:
+                module.re = shim
+
+    return reference
+
+
+@pytest.mark.parametrize("text", [
+    "We met at 9 a.m. in the U.S. office. See Fig. 3.\n- a list item",
+    'He yelled "Stop!" and ran. Then he fell. DR. WHO? yes!! no?! (see p. 5) 1. one 2. two',
+    "Wait... what? Pi is 3.14. I.V. fluids. U.S. The end. x" * 3,
+    "", "!", "a.b.c. d", "它是猫。那是狗！", "word " * 900 + "Then it ended. And again.",
+])
+def test_split_sentences_equals_stock_pysbd(stock_pysbd, text):
+    assert split_sentences(text) == stock_pysbd(text)
+
+
+def test_split_sentences_equals_stock_pysbd_on_random_lines(stock_pysbd):
+    lines = _sbd_lines(3000)
+    assert split_sentences("\n".join(lines)) == stock_pysbd("\n".join(lines))
+    for line in lines[:600]:  # one line at a time too (a cache warm from other lines)
+        assert split_sentences(line) == stock_pysbd(line), repr(line)
