@@ -2,14 +2,23 @@
 
 Behaviour follows the released scorer (``video_ifbench/function_judges.py`` in
 github.com/Alexios-hub/Video-IFBench), reimplemented from its documented behaviour. Shared
-conventions (docs/DESIGN.md, "Compatibility with the benchmarks' own ids"): one surrounding code fence is stripped first;
+conventions (docs/DESIGN.md, "Compatibility with the benchmarks' own ids"): the response is stripped
+and an opening code fence (and a closing one at the very end) is removed first, as the scorer does;
 keywords match as the scorer matches them (a keyword holding a Han character as a substring, any
 other only where no word character of any script touches it, so "NASA" is not found in
 "我用NASA数据"; curly quotes are not folded); words are
 counted as the scorer counts them (Han characters separate words, so Latin words inside Chinese
 count; Hangul and kana runs are words) and ``zh_length`` counts every non-space character;
-paragraphs split on blank lines (CRLF, U+3000-only lines included). An empty or whitespace-only response
-fails every checker here.
+paragraphs split on blank lines (CRLF, U+3000-only lines included).
+
+An empty response (whitespace only, or an empty code fence: a ``` line and a ``` line) gets the scorer's
+verdict, which is not always a failure: the scorer judges the empty text like any other (its
+extraction falls back to the stripped response, with no empty-response guard). So it passes
+``forbidden_keyword_exclusion``, and the counting checkers whose lower bound is 0
+(``response_length_constraint``, ``paragraph_count_constraint``, ``list_item_count_constraint``,
+``required_keyword_inclusion`` with at most 0 occurrences, ``span_localization`` with
+``min_spans=0``); it fails the other seven. What fails an empty answer in a checklist is the task
+gate and the item's other constraints.
 
 Route: hybrid. Video-IFBench's released annotations carry no parameters, only the checklist
 query; its scorer has an LLM extract them before the function judge runs. That is ifpo's hybrid
@@ -30,7 +39,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -53,14 +62,12 @@ from ifpo.verifiers.text import (
     find_phrase,
     in_bounds,
     json_type,
-    list_items,
     listing,
     nonblank_lines,
     normalize_quotes,
     plural,
     squash_whitespace,
     strip_code_fences,
-    table_cells,
 )
 
 ROUTE = "hybrid"  # see the module docstring
@@ -77,8 +84,76 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+# The scorer's fence rule: after stripping, a response that starts with ``` loses that opening
+# (with any language tag and the whitespace after it) and a closing ``` at its very end; an
+# unclosed fence, a one-line fence and an empty one ("```\n```", a lone "```") are handled the same
+# way, so an empty fence is an empty response.
+_FENCE_HEAD = re.compile(r"^```[A-Za-z0-9_+-]*\s*\n?")
+_FENCE_TAIL = re.compile(r"\n?```\s*$")
+
+
 def _target(response: str) -> str:
-    return strip_code_fences(response)
+    text = response.strip()
+    if text.startswith("```"):
+        text = _FENCE_TAIL.sub("", _FENCE_HEAD.sub("", text))
+    return text.strip()
+
+
+def _lines(text: str) -> list[str]:
+    """Non-blank lines, stripped, as the scorer reads lines (a zero-width character is not blank)."""
+    return [ln.strip() for ln in text.splitlines() if ln.strip()]
+
+
+def _scorer_json(text: str) -> Any:
+    """JSON as the scorer reads a span: the text, its fence-stripped form, then its first balanced
+    ``{...}``/``[...]`` block; the first that parses wins. ``None`` when none parses, and also for
+    JSON ``null`` (the scorer cannot tell the two apart)."""
+    seen: set[str] = set()
+    for candidate in (text.strip(), _target(text), _first_balanced_block(text.strip()) or ""):
+        if not candidate or candidate in seen:
+            continue
+        seen.add(candidate)
+        ok, value = _load_json(candidate)
+        if ok:
+            return value
+    return None
+
+
+def _scalar_text(value: Any) -> str:
+    """A JSON value as the scorer turns it into text: Python's ``str`` of it, stripped, where a falsy
+    value (``0``, ``false``, ``null``, ``""``, ``[]``, ``{}``) is the empty string."""
+    return str(value or "").strip()
+
+
+def _leaf_texts(value: Any) -> list[str]:
+    """Non-empty leaf scalars of a JSON value, as :func:`_scalar_text` spells them (``true`` is
+    ``'True'``, ``0`` is dropped), dict values and list items in order."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _leaf_texts(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _leaf_texts(v)]
+    text = "" if value is None else _scalar_text(value)
+    return [text] if text else []
+
+
+def _phrase_found(text: str, phrase: str, ignore_case: bool) -> bool:
+    """Whether ``text`` mentions ``phrase`` as the scorer's ``_contains_phrase`` decides.
+
+    Whitespace runs squashed and both sides stripped; an empty side is never a mention. A phrase
+    holding a Han character is a substring (lower-cased with ``ignore_case``); any other must not
+    touch a Unicode word character on either side (Han, kana, Hangul, digits, ``_`` are word
+    characters), compared with ``re.IGNORECASE`` when ``ignore_case``.
+
+    >>> _phrase_found("0:05 - happy (smiling)", "happy", True), _phrase_found("unhappy", "happy", True)
+    (True, False)
+    """
+    hay, needle = squash_whitespace(text), squash_whitespace(phrase)
+    if not hay or not needle:
+        return False
+    if _HAN.search(needle):
+        return needle.lower() in hay.lower() if ignore_case else needle in hay
+    flags = re.IGNORECASE if ignore_case else 0
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", hay, flags) is not None
 
 
 # Video-IFBench's word count: Han characters count as separators (kana and Hangul do not: their
@@ -129,7 +204,8 @@ def _keyword_count(text: str, keyword: str, ignore_case: bool) -> int:
 
 
 def _fold(text: str, ignore_case: bool) -> str:
-    return text.casefold() if ignore_case else text
+    # str.lower, as the scorer compares ("STRASSE" is not "straße" there, though casefold says so)
+    return text.lower() if ignore_case else text
 
 
 def _load_json(text: str) -> tuple[bool, Any]:
@@ -179,7 +255,8 @@ def _find_json(text: str) -> tuple[bool, Any, str]:
     """
     ok, value = _load_json(text)
     if ok:
-        return True, value, "whole response"
+        # JSON null is no JSON to the scorer (it returns the parsed value, and None means "none")
+        return (value is not None), value, "whole response"
     for block in _FENCED_BLOCK.findall(text):
         ok, value = _load_json(block.strip())
         if ok:
@@ -246,55 +323,70 @@ def _skeleton_errors(value: Any, skeleton: Any, path: str = "$") -> list[str]:
 _count_bounds_check = bounds_check("min_count", "max_count")
 
 
-# List-like parsing, shared by list_item_count_constraint and label_set_restriction.
-_INLINE_NUMBER = re.compile(r"(?:^|(?<=\s))(\d+)[.)]\s+")
-_ITEM_SEPARATORS = re.compile(r"\s*[,，;；、]\s*")
-_HAS_SEPARATOR = re.compile(r"[,，;；、]")
+# List-like parsing, shared by list_item_count_constraint and label_set_restriction: the scorer's
+# order and markers (``-``, ``*``, ``•``, ``1.``, ``1)`` followed by whitespace; not ``+``).
+_VIF_MARKER = re.compile(r"^(?:\d+[.)]|[-*•])\s+")
+_VIF_INLINE = re.compile(r"(?:^|\s)(\d+[.)])\s+")
+_VIF_NUMBER_HEAD = re.compile(r"^\d+[.)]\s+")
+_VIF_COMMAS = re.compile(r"\s*[,，]\s*")
 
 
-def _scalar_strings(value: Any) -> list[str]:
-    """Leaf scalars of a JSON value as strings (JSON spelling for numbers, booleans)."""
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _scalar_strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _scalar_strings(v)]
-    if value is None:
-        return []
-    text = value if isinstance(value, str) else json.dumps(value)
-    return [text.strip()] if text.strip() else []
+def _list_like_items(text: str) -> tuple[Sequence[str], str]:
+    """Split a response into list entries as the scorer does; returns ``(items, how found)``.
 
+    In order: a JSON array (the whole text or its first ``[...]`` block; each non-empty element as
+    :func:`_scalar_text` spells it, so ``0`` and ``""`` are no entry); lines with a list marker,
+    when there are several lines or several such lines (other lines are ignored); inline numbering
+    on one line (``1. a 2. b``: at least two numbers, the first starting with 1, not necessarily
+    consecutive); comma-separated entries (``,`` or ``，``) when every line has a comma; a response
+    that is only a whole number ``N`` counts ``N`` entries (``"0"`` ... ``"N-1"``, the scorer's
+    reading of a bare count); else one entry per non-blank line.
 
-def _list_like_items(text: str) -> tuple[list[str], str]:
-    """Split a response into list entries; returns ``(items, how they were found)``.
-
-    In order: a top-level JSON array (its non-empty leaf values); Markdown list items (``-``,
-    ``*``, ``+``, ``•``, ``1.``, ``1)``; other lines are ignored); inline numbering on one line
-    (``1. a 2. b 3. c``, numbers 1, 2, 3, ...); comma/semicolon/、-separated entries when every
-    line has a separator; otherwise one entry per non-blank line. In the last two cases a line
-    ending with ``:`` that is followed by more lines is an intro ("Here are the labels:"), not an
-    entry.
+    One deliberate difference (ifpo sees the whole response, the scorer an extracted span): in the
+    last two line-based steps a line ending with ``:`` followed by more lines is an intro
+    (``"Here are the labels:"``), not an entry.
     """
-    ok, parsed = _load_json(text)
-    if ok and isinstance(parsed, list):
-        entries = [" ".join(_scalar_strings(item)) for item in parsed]
-        return [e for e in entries if e], "JSON array"
-    lines = [ln.strip() for ln in nonblank_lines(text)]
-    if len(lines) == 1:
-        matches = list(_INLINE_NUMBER.finditer(lines[0]))
-        numbers = [int(m.group(1)) for m in matches]
-        if len(matches) >= 2 and numbers == list(range(1, len(numbers) + 1)):
-            ends = [m.start() for m in matches[1:]] + [len(lines[0])]
-            items = [lines[0][m.end() : end].strip() for m, end in zip(matches, ends)]
-            return [it for it in items if it], "inline numbering"
-    marked = list_items(text)
-    if marked:
-        return [item.text for item in marked], "list items"
-    while len(lines) > 1 and lines[0].endswith((":", "：")):
-        lines = lines[1:]
-    if lines and all(_HAS_SEPARATOR.search(ln) for ln in lines):
-        items = [part for ln in lines for part in _ITEM_SEPARATORS.split(ln) if part.strip()]
-        return [it.strip() for it in items], "separated entries"
-    return lines, "lines"
+    parsed = _scorer_json(text)
+    if isinstance(parsed, list):
+        return [e for e in (_scalar_text(v) for v in parsed) if e], "JSON array"
+    lines = _lines(text)
+    marked = [_VIF_MARKER.sub("", ln, count=1).strip() for ln in lines if _VIF_MARKER.search(ln)]
+    if marked and (len(lines) > 1 or len(marked) > 1):
+        return [m for m in marked if m], "list items"
+    stripped = text.strip()
+    if stripped and "\n" not in stripped:
+        matches = list(_VIF_INLINE.finditer(stripped))
+        if len(matches) >= 2 and matches[0].group(1).startswith("1"):
+            ends = [m.start() for m in matches[1:]] + [len(stripped)]
+            segments = [stripped[m.start(1) : end].strip() for m, end in zip(matches, ends)]
+            items = [it for it in (_VIF_NUMBER_HEAD.sub("", seg, count=1).strip() for seg in segments) if it]
+            if len(items) >= 2:
+                return items, "inline numbering"
+    body = lines
+    while len(body) > 1 and body[0].endswith((":", "：")):
+        body = body[1:]
+    if body and all("," in ln or "，" in ln for ln in body):
+        items = [part.strip() for ln in body for part in _VIF_COMMAS.split(ln) if part.strip()]
+        if items:
+            return items, "comma-separated entries"
+    if re.fullmatch(r"\d+", stripped):
+        return _Numbered(int(stripped)), "a bare count"
+    return body, "lines"
+
+
+class _Numbered(Sequence[str]):
+    """The scorer's entries for a bare count ``N``: ``"0"`` ... ``"N-1"``, made only when read."""
+
+    def __init__(self, n: int):
+        self._range = range(n)
+
+    def __len__(self) -> int:
+        return len(self._range)
+
+    def __getitem__(self, index):  # noqa: ANN001  (int or slice, as Sequence has it)
+        if isinstance(index, slice):
+            return [str(i) for i in self._range[index]]
+        return str(self._range[index])
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,7 +443,8 @@ def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
 
     The JSON may be the whole response, a fenced block, or the first ``{...}``/``[...]`` block in
     it (as in the released scorer). Keys are checked on the top-level object only; ``schema``
-    checks the structure recursively.
+    checks the structure recursively. A response that is JSON ``null`` is no JSON to the scorer
+    (even with ``top_level="any"``); an empty one fails.
 
     >>> structured_json_output('{"events": []}', {"top_level": "object", "required_keys": ["events"],
     ...     "forbidden_keys": None, "schema": None}).passed
@@ -386,81 +479,95 @@ def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
 # table_output
 # --------------------------------------------------------------------------------------------
 
-_DELIM_CELL = re.compile(r":?-+:?")
+_DELIM_CELL = re.compile(r":?-{3,}:?")
 _TABLE_FORMATS = ("markdown", "csv")
 
 
-def _clean_cell(cell: str) -> str:
-    return cell.strip().strip("*_`").strip()
-
-
 class _Table:
-    def __init__(self, fmt: str, header: list[str] | None, rows: list[list[str]], problem: str = ""):
-        self.fmt, self.header, self.rows, self.problem = fmt, header, rows, problem
+    def __init__(self, fmt: str, header: list[str] | None, rows: list[list[str]]):
+        self.fmt, self.header, self.rows = fmt, header, rows
 
 
-def _markdown_table(text: str) -> _Table | None:
-    """The first pipe table (header line, delimiter line, body rows) anywhere in the text."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+def _pipe_cells(line: str) -> list[str]:
+    """A pipe-table row's cells as the scorer splits them: one outer ``|`` off each end, then every
+    ``|`` separates (an escaped ``\\|`` too)."""
+    row = line.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") else row
+    return [cell.strip() for cell in row.split("|")]
+
+
+def _markdown_table(text: str) -> tuple[_Table | None, str]:
+    """The first pipe table as the scorer finds it: a header of at least 2 cells, a delimiter row of
+    as many ``---`` cells (3 dashes or more, ``:`` allowed at the ends), then the body rows up to
+    the first row of another width; a header and delimiter with no body row is no table. Returns
+    the table, or None and why the nearest candidate is none (for the reason)."""
+    lines = _lines(text)
+    why = ""
     for i in range(len(lines) - 1):
-        if "|" not in lines[i]:
-            continue
-        header, delim = table_cells(lines[i]), table_cells(lines[i + 1])
-        if len(header) != len(delim) or not all(_DELIM_CELL.fullmatch(c) for c in delim):
+        header, delim = _pipe_cells(lines[i]), _pipe_cells(lines[i + 1])
+        if len(header) < 2 or len(header) != len(delim) or not all(_DELIM_CELL.fullmatch(c) for c in delim):
             continue
         rows: list[list[str]] = []
-        problem = ""
         for line in lines[i + 2 :]:
-            if "|" not in line:
+            cells = _pipe_cells(line)
+            if len(cells) != len(header):
                 break
-            cells = table_cells(line)
-            if len(cells) != len(header) and not problem:
-                problem = f"row {len(rows) + 1} has {len(cells)} cells, the header has {len(header)}"
             rows.append(cells)
-        return _Table("markdown", header, rows, problem)
-    return None
+        if rows:
+            return _Table("markdown", header, rows), ""
+        if not why:
+            after = lines[i + 2] if i + 2 < len(lines) else None
+            why = (
+                "a markdown header and delimiter with 0 data rows is no table"
+                if after is None
+                else f"the row after the delimiter has {len(_pipe_cells(after))} cells, the header {len(header)}"
+            )
+    return None, why
 
 
-def _csv_table(text: str, require_header: bool) -> _Table | None:
-    """The whole text read as CSV: at least 2 columns, every row the same width."""
-    lines = nonblank_lines(text)
-    if not lines:
-        return None
+def _csv_table(text: str, require_header: bool) -> tuple[_Table | None, str]:
+    """The whole text (stripped non-blank lines) read as CSV, as the scorer reads it: at least 2
+    columns, every row the same width, and with ``require_header`` a header plus at least one row.
+    Returns the table, or None and why (empty when the text does not look like CSV at all)."""
+    lines = _lines(text)
+    if len(lines) < (2 if require_header else 1):
+        return None, ("a CSV header needs at least one data row" if lines and "," in lines[0] else "")
     rows = [[c.strip() for c in row] for row in csv.reader(io.StringIO("\n".join(lines)))]
-    rows = [r for r in rows if any(c for c in r)]
+    rows = [r for r in rows if any(r)]
     if not rows or len(rows[0]) < 2:
-        return None
-    widths = {len(r) for r in rows}
-    problem = "" if len(widths) == 1 else f"CSV rows have different numbers of fields {sorted(widths)}"
-    if problem:
-        return _Table("csv", None, rows, problem)
+        return None, ""
+    widths = sorted({len(r) for r in rows})
+    if len(widths) > 1:
+        return None, f"CSV rows have different numbers of fields {widths}"
     if require_header:
-        return _Table("csv", rows[0], rows[1:])
-    return _Table("csv", None, rows)
+        if len(rows) < 2:
+            return None, "a CSV header needs at least one data row"
+        return _Table("csv", rows[0], rows[1:]), ""
+    return _Table("csv", None, rows), ""
 
 
 def _table_schema_errors(table: _Table, skeleton: Any) -> list[str]:
-    """Header names (dict / [dict]: exactly these fields; list of names: exactly this header)."""
-    names: list[str] | None = None
-    ordered = False
-    if isinstance(skeleton, dict):
-        names = list(skeleton)
-    elif isinstance(skeleton, list) and len(skeleton) == 1 and isinstance(skeleton[0], dict):
-        names = list(skeleton[0])
-    elif isinstance(skeleton, list) and skeleton and all(not isinstance(x, (dict, list)) for x in skeleton):
-        names, ordered = [str(x) for x in skeleton], True
-    if names is None:
-        return _skeleton_errors(table.rows, skeleton, "$rows")
-    if table.header is None:
-        return ["schema names the columns, but the table has no header row"]
-    header = [_clean_cell(c) for c in table.header]
-    if ordered:
-        return [] if header == names else [f"header is {header}, expected {names}"]
-    errors = [f"missing column {n!r}" for n in names if n not in header]
-    errors += [f"unexpected column {h!r}" for h in header if h not in names]
-    if len(set(header)) != len(header):
-        errors.append(f"duplicate column names in header {header}")
-    return errors
+    """The scorer's table schema: a dict (or a list of dicts) is the structure of the row records,
+    keyed by a unique, non-empty header; a list of names is the exact header; anything else is the
+    structure of the rows (lists of cells)."""
+    records_needed = isinstance(skeleton, dict) or (
+        isinstance(skeleton, list) and bool(skeleton) and isinstance(skeleton[0], dict)
+    )
+    if records_needed:
+        header = table.header or []
+        if not header or "" in header or len(set(header)) != len(header):
+            return ["the schema names the fields, which needs a header row of unique, non-empty names"]
+        records = [dict(zip(header, row)) for row in table.rows]
+        if not records:
+            return ["the schema names the fields, but the table has no data row"]
+        return _skeleton_errors(records, [skeleton] if isinstance(skeleton, dict) else skeleton, "$rows")
+    if isinstance(skeleton, list) and skeleton and all(not isinstance(x, (dict, list)) for x in skeleton):
+        names = [_scalar_text(x) for x in skeleton]
+        if table.header is None:
+            return ["schema names the columns, but the table has no header row"]
+        return [] if table.header == names else [f"header is {table.header}, expected {names}"]
+    return _skeleton_errors(table.rows, skeleton, "$rows")
 
 
 def _table_params_check(params: Mapping[str, Any]) -> str | None:
@@ -498,40 +605,35 @@ def _table_params_check(params: Mapping[str, Any]) -> str | None:
 def table_output(response: str, params: Mapping[str, Any]) -> Check:
     """A Markdown pipe table or a CSV table with enough data rows (and the schema's columns).
 
-    Markdown: the first header + ``|---|`` delimiter + rows block anywhere in the response; every
-    row must have the header's number of cells. CSV: the whole response, at least 2 columns, every
-    row the same width; with ``require_header`` its first row is the header. ``min_rows`` counts
-    data rows. A header whose cells are all empty does not count as a header.
+    As the scorer finds tables. Markdown: the first header (2 cells or more) + ``|---|`` delimiter
+    + body block anywhere in the response (the block ends at the first row of another width; with
+    no body row there is no table); a pipe table always has a header row, even of empty cells, so
+    ``require_header`` concerns CSV only. CSV: the whole response, at least 2 columns, every row the
+    same width; with ``require_header`` its first row is the header and one more row is needed.
+    ``min_rows`` counts data rows; any table found passes when one satisfies the rows and the
+    schema. Header cells are compared as written (``**Time**`` is not ``Time``). An empty response
+    has no table.
 
     >>> table_output("| t | event |\\n|---|---|\\n| 0:05 | jump |", {"allowed_formats": ["markdown"],
     ...     "min_rows": 1, "require_header": True, "schema": None}).passed
     True
     """
     text = _target(response)
-    if not text:
-        return EMPTY
     formats = params["allowed_formats"]
     candidates: list[_Table] = []
-    if "markdown" in formats:
-        table = _markdown_table(text)
-        if table is not None:
-            candidates.append(table)
-    if "csv" in formats:
-        table = _csv_table(text, params["require_header"])
-        if table is not None:
-            candidates.append(table)
+    near: list[str] = []
+    for fmt, find in (("markdown", _markdown_table), ("csv", lambda t: _csv_table(t, params["require_header"]))):
+        if fmt in formats:
+            table, why = find(text)
+            if table is not None:
+                candidates.append(table)
+            elif why:
+                near.append(why)
     if not candidates:
-        return Check(False, f"no {' or '.join(formats)} table found")
+        return Check(False, f"no {' or '.join(formats)} table found" + (f" ({'; '.join(near)})" if near else ""))
     skeleton, _ = _schema_value(params["schema"])
     problems: list[str] = []
     for table in candidates:
-        if table.problem:
-            problems.append(f"{table.fmt}: {table.problem}")
-            continue
-        has_header = table.header is not None and any(c for c in table.header)
-        if params["require_header"] and not has_header:
-            problems.append(f"{table.fmt}: the table has no header row")
-            continue
         n = len(table.rows)
         if n < params["min_rows"]:
             problems.append(f"{table.fmt}: {plural(n, 'data row')}, expected at least {params['min_rows']}")
@@ -550,6 +652,9 @@ def table_output(response: str, params: Mapping[str, Any]) -> Check:
 # --------------------------------------------------------------------------------------------
 
 
+_LIST_LINE = {"numbered": re.compile(r"^\d+[.)]\s+"), "bullet": re.compile(r"^[-*•]\s+")}
+
+
 def _list_format_check(params: Mapping[str, Any]) -> str | None:
     if not params["allow_numbered"] and not params["allow_bullets"]:
         return "allow_numbered and allow_bullets are both false: no list format is accepted"
@@ -564,7 +669,7 @@ def _list_format_check(params: Mapping[str, Any]) -> str | None:
     params=[
         Param("min_items", "int", default=1, help="minimum number of list items"),
         Param("allow_numbered", "bool", default=True, help="numbered items ('1.', '2)') count"),
-        Param("allow_bullets", "bool", default=True, help="bullet items ('-', '*', '+', '•') count"),
+        Param("allow_bullets", "bool", default=True, help="bullet items ('-', '*', '•') count"),
     ],
     params_check=_list_format_check,
     description="Organise the answer as a list with at least {min_items} items.",
@@ -572,22 +677,21 @@ def _list_format_check(params: Mapping[str, Any]) -> str | None:
 def ordered_list_output(response: str, params: Mapping[str, Any]) -> Check:
     """At least ``min_items`` list lines of an allowed kind (numbered and/or bullet).
 
-    Lines of a disallowed kind are not counted; the numbering need not be sequential (the
-    released scorer does not check it either); other lines (an intro, a closing remark) are allowed.
+    As the scorer: a list line is a stripped line starting ``1.``/``1)`` (numbered) or ``-``, ``*``,
+    ``•`` (bullet) followed by whitespace (``+`` is not a bullet there); lines of a disallowed kind
+    are not counted; the numbering need not be sequential; other lines (an intro, a closing remark)
+    are allowed. An empty response has no list line, so it fails (``min_items`` is at least 1).
 
     >>> ordered_list_output("1. cut\\n2. fry", {"min_items": 2, "allow_numbered": True,
     ...     "allow_bullets": False}).passed
     True
     """
-    text = _target(response)
-    if not text:
-        return EMPTY
     kinds = {
         k for k, ok in (("numbered", params["allow_numbered"]), ("bullet", params["allow_bullets"])) if ok
     }
-    items = list_items(text)
-    counted = [it for it in items if it.kind in kinds]
-    ignored = len(items) - len(counted)
+    found = [kind for ln in _lines(_target(response)) for kind, line in _LIST_LINE.items() if line.match(ln)]
+    counted = [kind for kind in found if kind in kinds]
+    ignored = len(found) - len(counted)
     what = " or ".join(sorted(kinds))
     note = f" ({plural(ignored, 'item')} of a disallowed list kind ignored)" if ignored else ""
     n = len(counted)
@@ -628,10 +732,12 @@ def _undecorate(text: str) -> str:
 def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
     """The response is one of ``allowed_options`` (optionally followed by an explanation).
 
-    Wrapping emphasis/quotes and a final period are tolerated (``**B.**`` answers ``B``). With
-    ``allow_explanation`` the response must *start* with an option followed by the end or a
-    non-word character (``B) because ...``); naming a second option right after it (``A, B``)
-    fails.
+    Wrapping emphasis/quotes and a final period are tolerated (``**B.**`` answers ``B``: the
+    scorer compares an extracted span, ifpo the whole response). With ``allow_explanation`` the
+    response must *start* with an option followed by the end or a non-word character
+    (``B) because ...``), whatever the option's own last character (``C++x`` does not start with
+    ``C++``); as in the scorer, what follows is not read, so ``A, B`` passes. An empty response
+    (whitespace, an empty code fence) is no option and fails, as in the scorer.
 
     >>> closed_set_option_output("Yes", {"allowed_options": ["Yes", "No"], "allow_explanation": False,
     ...     "ignore_case": True}).passed
@@ -656,7 +762,7 @@ def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
         rest = lead[head.end() :]
         # As the scorer: the option must be followed by the end or a non-word character, in any
         # script ("是的" does not start with the option "是"; "是，因为…" does).
-        if rest and _is_word_char(rest[0]) and _is_word_char(opt[-1]):
+        if rest and _is_word_char(rest[0]):
             continue
         if not _undecorate(rest):
             return Check(True, f"answer {option!r} is an allowed option")
@@ -665,16 +771,6 @@ def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
                 False,
                 f"answer starts with option {option!r} but adds {excerpt(rest)}; explanations are not allowed",
             )
-        tail = _fold(rest.lstrip(_DECORATION + " "), ic)
-        for other in by_len:
-            other_f = re.escape(_fold(_undecorate(other) or other, ic))
-            # "A, B" / "A or B." names two options; "Yes, no doubt" does not (words follow "no").
-            if other != option and re.match(
-                rf"(?:,|，|/|&|、|and\b|or\b|和|或)\s*[*_`]*{other_f}[*_`]*"
-                rf"\s*(?:[.,;:!)。，；]|$)",
-                tail,
-            ):
-                return Check(False, f"answer names more than one option ({option!r} and {other!r})")
         return Check(True, f"answer starts with allowed option {option!r}, followed by an explanation")
     return Check(False, f"answer {excerpt(text)} is not one of the allowed options {options}")
 
@@ -684,12 +780,15 @@ def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
 # --------------------------------------------------------------------------------------------
 
 _WORD_UNITS = ("word", "words")
-_CHAR_UNITS = (
+_CHAR_UNITS = (  # the scorer's aliases of zh_length
     "zh_length",
     "zh_len",
+    "zh-char",
     "zh_char",
     "zh_chars",
     "cjk_length",
+    "cjk_char",
+    "cjk_chars",
     "char",
     "chars",
     "character",
@@ -719,12 +818,13 @@ _CHAR_UNITS = (
 def response_length_constraint(response: str, params: Mapping[str, Any]) -> Check:
     """Length in words (``unit="word"``) or non-space characters (``zh_length`` and aliases).
 
+    An empty response (whitespace, an empty code fence) has length 0, so it passes when
+    ``min_count`` is 0, as in the scorer; a punctuation-only one has 0 words.
+
     >>> response_length_constraint("A man jumps.", {"min_count": 1, "max_count": 5, "unit": "word"})
     Check(passed=True, reason='3 words, expected 1-5')
     """
     text = _target(response)
-    if not text:
-        return EMPTY
     if params["unit"] in _WORD_UNITS:
         n, unit = _count_words(text), "word"
     else:
@@ -748,13 +848,12 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
 def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Check:
     """Paragraphs are separated by blank lines (whitespace-only, CRLF and U+3000 included), as the scorer splits.
 
+    An empty response has 0 paragraphs (it passes when ``min_count`` is 0, as in the scorer).
+
     >>> paragraph_count_constraint("One.\\n\\nTwo.", {"min_count": 2, "max_count": 2})
     Check(passed=True, reason='2 paragraphs, expected exactly 2')
     """
-    text = _target(response)
-    if not text:
-        return EMPTY
-    n = len(_paragraphs(text))
+    n = len(_paragraphs(_target(response)))
     lo, hi = params["min_count"], params["max_count"]
     return Check(in_bounds(n, lo, hi), f"{plural(n, 'paragraph')}, expected {bounds_text(lo, hi)}")
 
@@ -773,15 +872,13 @@ def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
 )
 def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Check:
     """Number of list entries, found as by :func:`_list_like_items` (JSON array, Markdown list
-    items, inline ``1. 2. 3.`` numbering, comma-separated entries, else non-blank lines).
+    items, inline ``1. 2. 3.`` numbering, comma-separated entries, a bare count, else non-blank
+    lines). An empty response has 0 entries (it passes when ``min_count`` is 0, as in the scorer).
 
     >>> list_item_count_constraint("- a\\n- b\\n- c", {"min_count": 3, "max_count": 3})
     Check(passed=True, reason='3 items (list items), expected exactly 3')
     """
-    text = _target(response)
-    if not text:
-        return EMPTY
-    items, how = _list_like_items(text)
+    items, how = _list_like_items(_target(response))
     n = len(items)
     lo, hi = params["min_count"], params["max_count"]
     return Check(in_bounds(n, lo, hi), f"{plural(n, 'item')} ({how}), expected {bounds_text(lo, hi)}")
@@ -815,15 +912,15 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
 
     Matching is the scorer's (:func:`_keyword_count`): a keyword holding a Han character counts as
     a substring; any other must not touch a word character of any script (so a Latin keyword glued
-    to Chinese is not found); whitespace runs are squashed, curly quotes are not folded.
+    to Chinese is not found); whitespace runs are squashed, curly quotes are not folded. An empty
+    response holds every keyword 0 times, so it passes when 0 is within the bounds
+    (``min_occurrences=0, max_occurrences=0``), as in the scorer.
 
     >>> required_keyword_inclusion("The chef dices onions.", {"keywords": ["onions"], "match_all": True,
     ...     "min_occurrences": 1, "max_occurrences": None, "ignore_case": True}).passed
     True
     """
     text = _target(response)
-    if not text:
-        return EMPTY
     lo, hi = params["min_occurrences"], params["max_occurrences"]
     expected = bounds_text(lo, hi)
     counts = {k: _keyword_count(text, k, params["ignore_case"]) for k in params["keywords"]}
@@ -854,12 +951,13 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
 def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Check:
     """No keyword occurs (same matching as :func:`required_keyword_inclusion`).
 
+    An empty response holds no keyword, so it passes, as in the scorer (the checklist's task gate
+    and the other constraints of the item are what fail an empty answer).
+
     >>> forbidden_keyword_exclusion("He runs.", {"keywords": ["run"], "ignore_case": True}).passed
     True
     """
     text = _target(response)
-    if not text:
-        return EMPTY
     counts = {k: _keyword_count(text, k, params["ignore_case"]) for k in params["keywords"]}
     found = {k: n for k, n in counts.items() if n}
     if found:
@@ -911,10 +1009,13 @@ def _value_format_check(params: Mapping[str, Any]) -> str | None:
 def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     """Every value matches an allowed value or pattern.
 
-    Values are: the leaf scalars when the whole response is a JSON object/array; else the split
-    pieces when ``allow_multiple``; else the whole (stripped) response. With ``allow_multiple`` and
-    ``require_full_match=False``, pieces matching nothing are ignored (the released scorer's rule)
-    and at least one piece must match.
+    Values are, as the scorer finds them: the non-empty leaf scalars when the response (or its
+    first ``{...}``/``[...]`` block) is JSON, spelt as :func:`_scalar_text` spells them (a JSON
+    string ``"00:05"`` is the value ``00:05``; ``true`` is ``True``; ``0`` is no value); else the
+    split pieces when ``allow_multiple``; else the whole (stripped) response. With
+    ``allow_multiple`` and ``require_full_match=False``, pieces matching nothing are ignored (the
+    released scorer's rule) and at least one piece must match. An empty response has no value and
+    fails, whatever the patterns.
 
     >>> normalized_value_format("00:05", {"allowed_patterns": [r"\\d{2}:\\d{2}"], "allowed_values": None,
     ...     "require_full_match": True, "ignore_case": False, "allow_multiple": False,
@@ -923,10 +1024,9 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     """
     text = _target(response)
     if not text:
-        return EMPTY
+        return EMPTY  # the scorer: no value to validate
     ic = params["ignore_case"]
-    ok, parsed = _load_json(text)
-    items = _scalar_strings(parsed) if ok and isinstance(parsed, (dict, list)) else []
+    items = _leaf_texts(_scorer_json(text))
     if not items:
         if params["allow_multiple"]:
             items = [p.strip() for p in re.split(params["separator_pattern"], text) if p and p.strip()]
@@ -970,21 +1070,6 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
 # --------------------------------------------------------------------------------------------
 
 
-def _labels_in(item: str, labels: list[str], ignore_case: bool) -> list[str]:
-    """Allowed labels mentioned in ``item``, longest first, non-overlapping, each once."""
-    taken: list[tuple[int, int]] = []
-    found: list[str] = []
-    for label in sorted(labels, key=len, reverse=True):
-        for hit in find_phrase(item, label, ignore_case=ignore_case):
-            start, end = hit.span()
-            if any(start < e and s < end for s, e in taken):
-                continue
-            taken.append((start, end))
-            if label not in found:
-                found.append(label)
-    return found
-
-
 @register(
     "label_set_restriction",
     source=SOURCE,
@@ -1002,20 +1087,20 @@ def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
     """Every entry of the response uses an allowed label.
 
     Entries are found as for :func:`list_item_count_constraint`: JSON array values, Markdown list
-    items, inline numbering, comma/semicolon/、-separated entries (``happy, sad``), else lines; an
-    intro line ending with ``:`` is skipped. An entry uses a label when it mentions it as a whole
-    word (substring for CJK labels), so ``Label: happy`` and ``0:05 - happy (smiling)`` both use
-    ``happy``; an entry mentioning no allowed label fails. Without ``allow_duplicates`` one label
-    may be used by only one entry.
+    items, inline numbering, comma-separated entries (``happy, sad``), a bare count, else lines; an
+    intro line ending with ``:`` is skipped. An entry uses a label when it mentions it as the
+    scorer's ``_contains_phrase`` decides (:func:`_phrase_found`: a substring for a label holding
+    Han, else not touching a word character of any script), so ``Label: happy`` and
+    ``0:05 - happy (smiling)`` both use ``happy``, ``我很happy`` does not; an entry mentioning no
+    allowed label fails. Every allowed label an entry mentions counts, overlapping ones too
+    (``very happy`` mentions ``happy`` and ``very happy``); without ``allow_duplicates`` a label
+    mentioned by two entries fails. An empty response has no entry and fails, as in the scorer.
 
     >>> label_set_restriction("happy, sad", {"allowed_labels": ["happy", "sad"], "ignore_case": True,
     ...     "allow_duplicates": True}).passed
     True
     """
-    text = _target(response)
-    if not text:
-        return EMPTY
-    items, how = _list_like_items(text)
+    items, how = _list_like_items(_target(response))
     if not items:
         return Check(False, "no labelled entries found")
     labels = params["allowed_labels"]
@@ -1023,18 +1108,21 @@ def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
     outside: list[str] = []
     uses: dict[str, int] = {}
     for item in items:
-        found = _labels_in(item, labels, ic)
+        found = [label for label in labels if _phrase_found(item, label, ic)]
         if not found:
             outside.append(item)
+            if len(outside) > 3:
+                break  # the verdict is settled; a bare count can stand for millions of entries
         for label in found:
             key = _fold(label, ic)
             uses[key] = uses.get(key, 0) + 1
     if outside:
         shown = ", ".join(excerpt(o, 30) for o in outside[:3])
-        more = f" (+{len(outside) - 3} more)" if len(outside) > 3 else ""
+        more = " (and more)" if len(outside) > 3 else ""
+        count = "4 or more" if len(outside) > 3 else str(len(outside))
         return Check(
             False,
-            f"{len(outside)} of {plural(len(items), 'entry')} ({how}) use no allowed label "
+            f"{count} of {plural(len(items), 'entry')} ({how}) use no allowed label "
             f"{listing(labels, 5)}: {shown}{more}",
         )
     dupes = {k: n for k, n in uses.items() if n > 1}
@@ -1047,11 +1135,6 @@ def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
 # --------------------------------------------------------------------------------------------
 # verbatim_speech_constraint
 # --------------------------------------------------------------------------------------------
-
-_APOSTROPHES = "'’‘`´"
-# The apostrophes that are punctuation (` and ´ are symbols: never dropped, nothing to keep).
-_PUNCT_APOSTROPHE = re.compile("[" + "".join(c for c in _APOSTROPHES if unicodedata.category(c)[0] == "P") + "]")
-
 
 class _DropPunctuation(dict):
     """A ``str.translate`` table: every Unicode punctuation character (category P*) to None, any
@@ -1067,22 +1150,17 @@ class _DropPunctuation(dict):
 _DROP_PUNCTUATION = _DropPunctuation()
 
 
-def _speech_norm(text: str, *, quotes: bool, whitespace: bool, ignore_case: bool) -> str:
-    """Punctuation dropped (except an apostrophe between letters), then per-flag normalisation."""
+def _speech_norm(text: str, *, quotes: bool, whitespace: bool) -> str:
+    """The scorer's normalisation of speech: quotes folded (with ``quotes``), every punctuation
+    character dropped (an apostrophe inside a word too: ``let's`` is ``lets``), whitespace squashed
+    (with ``whitespace``), and always lower-cased (the scorer takes ``ignore_case`` but never reads
+    it)."""
     if quotes:
         # the released scorer also folds guillemets, backtick and acute accent used as quotes
         text = normalize_quotes(text, extended=True)
-    parts: list[str] = []
-    start = 0
-    for m in _PUNCT_APOSTROPHE.finditer(text):
-        i = m.start()
-        if 0 < i < len(text) - 1 and text[i - 1].isalpha() and text[i + 1].isalpha():
-            parts += (text[start:i].translate(_DROP_PUNCTUATION), text[i])  # kept: inside a word
-            start = i + 1
-    parts.append(text[start:].translate(_DROP_PUNCTUATION))
-    value = "".join(parts)
+    value = text.translate(_DROP_PUNCTUATION)
     value = squash_whitespace(value) if whitespace else value.strip()
-    return _fold(value, ignore_case)
+    return value.lower()
 
 
 def _quoted_segments(text: str) -> list[str]:
@@ -1093,7 +1171,7 @@ def _quoted_segments(text: str) -> list[str]:
 
 def _verbatim_check(params: Mapping[str, Any]) -> str | None:
     utterance = params["expected_utterance"]
-    if not _speech_norm(utterance, quotes=True, whitespace=True, ignore_case=False):
+    if not _speech_norm(utterance, quotes=True, whitespace=True):
         return "expected_utterance is empty (or punctuation only)"
     return None
 
@@ -1107,7 +1185,7 @@ def _verbatim_check(params: Mapping[str, Any]) -> str | None:
         Param("expected_utterance", "str", required=True, help="the words that must be quoted verbatim"),
         Param("normalize_whitespace", "bool", default=True, help="any whitespace run equals one space"),
         Param("normalize_quotes", "bool", default=True, help="curly apostrophes equal straight ones"),
-        Param("ignore_case", "bool", default=False, help="compare case-insensitively"),
+        Param("ignore_case", "bool", default=False, help="unused: the scorer lower-cases either way"),
         Param(
             "allow_wrapping_quotes",
             "bool",
@@ -1121,10 +1199,12 @@ def _verbatim_check(params: Mapping[str, Any]) -> str | None:
 def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Check:
     """The expected utterance's words appear in the response, in order, verbatim.
 
-    Speech has no punctuation, so, as in the released scorer, punctuation is ignored on both sides
-    (an apostrophe inside a word, ``let's``, is kept; ``normalize_quotes`` makes ``let’s`` equal
-    it); quotes around the utterance are therefore always tolerated. Whitespace and case follow
-    the flags. The utterance must sit at word boundaries (substring match for CJK).
+    As in the released scorer, every punctuation character is dropped on both sides (apostrophes
+    inside words too, so ``let's``, ``let’s`` and ``lets`` are equal) and quotes around the
+    utterance are therefore always tolerated; whitespace follows ``normalize_whitespace``; letter
+    case never matters (the scorer lower-cases both sides whatever ``ignore_case`` says). The
+    utterance must sit at word boundaries (substring match for CJK). An empty or punctuation-only
+    response holds no words and fails.
 
     >>> verbatim_speech_constraint('He shouts: “Let’s go now!”', {"expected_utterance": "Let's go now.",
     ...     "normalize_whitespace": True, "normalize_quotes": True, "ignore_case": False,
@@ -1133,20 +1213,14 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     """
     text = _target(response)
     if not text:
-        return EMPTY
+        return EMPTY  # the scorer: no segment, which never equals the expected one
     flags = {"quotes": params["normalize_quotes"], "whitespace": params["normalize_whitespace"]}
-    expected = _speech_norm(params["expected_utterance"], ignore_case=params["ignore_case"], **flags)
-    hay = _speech_norm(text, ignore_case=params["ignore_case"], **flags)
+    expected = _speech_norm(params["expected_utterance"], **flags)
+    hay = _speech_norm(text, **flags)
     if find_phrase(hay, expected, normalize=False):
         return Check(True, f"utterance {excerpt(params['expected_utterance'])} found verbatim")
-    if not params["ignore_case"] and find_phrase(hay, expected, ignore_case=True, normalize=False):
-        return Check(
-            False, f"utterance {excerpt(params['expected_utterance'])} found only with different letter case"
-        )
     candidates = _quoted_segments(text) or [ln.strip() for ln in nonblank_lines(text)]
-    plain_expected = _speech_norm(
-        params["expected_utterance"], quotes=True, whitespace=True, ignore_case=True
-    )
+    plain_expected = _speech_norm(params["expected_utterance"], quotes=True, whitespace=True)
     best, best_ratio = "", 0.0
     # The same ratios as SequenceMatcher(None, cand, expected).ratio() per candidate, with less work
     # (a matcher per line cost 1.2 s/MB on a long list): expected is indexed once; a candidate seen
@@ -1160,7 +1234,7 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
         if cand in seen_raw:
             continue
         seen_raw.add(cand)
-        norm = _speech_norm(cand, quotes=True, whitespace=True, ignore_case=True)
+        norm = _speech_norm(cand, quotes=True, whitespace=True)
         if norm in seen:
             continue
         seen.add(norm)
@@ -1294,15 +1368,14 @@ def span_localization(response: str, params: Mapping[str, Any]) -> Check:
     bare number range (``3-7``) is not a span. ``custom_patterns`` add to these (the released
     scorer lets them replace the built-ins; here a response using either form is counted). Spans
     are counted once each: ``0:05-0:09`` restated as ``00:05 to 00:09`` is one span, and text
-    matched by two patterns counts once.
+    matched by two patterns counts once. An empty response has 0 spans (it passes with
+    ``min_spans=0``, as in the scorer).
 
     >>> span_localization("Jump at 00:05-00:09.", {"custom_patterns": None, "min_spans": 1,
     ...     "max_spans": None, "expected_span_count": None, "ignore_case": True}).passed
     True
     """
     text = _target(response)
-    if not text:
-        return EMPTY
     flags = re.IGNORECASE if params["ignore_case"] else 0
     hits: list[tuple[int, int, Any]] = list(_builtin_spans(text, flags))
     for pattern in params["custom_patterns"] or []:
@@ -1322,8 +1395,8 @@ def span_localization(response: str, params: Mapping[str, Any]) -> Check:
         last_end = end
         if key not in keys:
             keys.append(key)
-    ok, parsed = _load_json(text)
-    if ok:
+    parsed = _scorer_json(text)  # the response or its first {...}/[...] block, as the scorer reads it
+    if parsed is not None:
         keys += [k for k in _json_spans(parsed) if k not in keys]
     n = len(keys)
     lo, hi, exact = params["min_spans"], params["max_spans"], params["expected_span_count"]
