@@ -273,6 +273,9 @@ EDGE_MORE = [
     ("normalized_value_format", "true", {"allowed_values": ["True"]}, True),
     ("normalized_value_format", "true", {"allowed_values": ["true"]}, False),
     ("normalized_value_format", "0", {"allowed_values": ["0"]}, True),
+    # Only separators: the split leaves no value, so nothing validates.
+    ("normalized_value_format", ";", {"allowed_patterns": [r".*"], "allow_multiple": True}, False),
+    ("normalized_value_format", "；\n;", {"allowed_patterns": [r".*"], "allow_multiple": True}, False),
     # JSON null is "not valid JSON" there, whatever the top level.
     ("structured_json_output", "null", {"top_level": "any"}, False),
     # Tables: a pipe table always has a header (even of empty cells); the delimiter needs 3 dashes

@@ -1032,6 +1032,8 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
             items = [p.strip() for p in re.split(params["separator_pattern"], text) if p and p.strip()]
         else:
             items = [text]
+    if not items:  # only separators (";"): the scorer finds no value to validate
+        return Check(False, "no value left after splitting at separator_pattern")
     values = {_fold(v, ic) for v in params["allowed_values"] or []}
     patterns = [re.compile(p, re.IGNORECASE if ic else 0) for p in params["allowed_patterns"] or []]
     full = params["require_full_match"]
