@@ -525,3 +525,27 @@ def test_markdown_findings_equal_the_every_line_scan():
              *("".join(rng.choice(atoms) for _ in range(rng.randint(0, 30))) for _ in range(4000))]
     for text in texts:
         assert vc._markdown_findings(text) == _markdown_findings_every_line(text), repr(text)
+
+
+def test_contractions_found_as_a_whole_text_scan_finds_them():
+    import random
+
+    rng = random.Random(0)
+    atoms = ["don't", "it's", "we've", "'tis", "y'all", "car's", "'", "’", "x", "It", "Let", "n't", "s", " ", "\n",
+             "\n", "_", "é", "-", "I'm", "\r\n", "'re"]
+    for _ in range(4000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 16)))
+        got = [(m.group(0), m.span()) for m in vc._contractions(text)]
+        assert got == [(m.group(0), m.span()) for m in vc._CONTRACTION.finditer(text)], repr(text)
+
+
+def test_case_violations_equal_a_character_scan():
+    import random
+
+    rng = random.Random(0)
+    atoms = ["a", "B", "ǅ", "ß", "Σ", "ς", "ϒ", "ª", "İ", "ı", "3", "x", "Ⅻ", "ⅻ", "ᾈ", "é", "É", "-", "'", " "]
+    for _ in range(4000):
+        unit = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 12)))
+        ws = vc.words(unit)
+        assert vc._case_violations(unit, "lower") == [w for w in ws if any(c.isupper() for c in w)], repr(unit)
+        assert vc._case_violations(unit, "upper") == [w for w in ws if any(c.islower() for c in w)], repr(unit)

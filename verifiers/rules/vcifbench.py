@@ -25,7 +25,7 @@ import io
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ifpo.verifiers.registry import (
@@ -814,10 +814,12 @@ def _case_units(text: str, scope: str) -> tuple[list[tuple[str, str]], str | Non
 
 
 def _case_violations(unit: str, case: str) -> list[str]:
+    # str.islower() / isupper() settle most words in C: islower() means no uppercase character and
+    # one lowercase one, isupper() the converse; only mixed words are read character by character.
     if case == "lower":
-        return [w for w in words(unit) if any(c.isupper() for c in w)]
+        return [w for w in words(unit) if not w.islower() and (w.isupper() or any(c.isupper() for c in w))]
     if case == "upper":
-        return [w for w in words(unit) if any(c.islower() for c in w)]
+        return [w for w in words(unit) if not w.isupper() and (w.islower() or any(c.islower() for c in w))]
     if case == "title":
         bad = []
         for index, w in enumerate(words(unit)):
@@ -896,6 +898,23 @@ _CONTRACTION = re.compile(
 )
 
 
+
+def _contractions(text: str) -> Iterator[re.Match[str]]:
+    """``_CONTRACTION.finditer(text)``, run only on the lines that hold an apostrophe.
+
+    Every match holds one and none crosses a line end; at a line's edges the lookarounds see a
+    newline, which passes them as the text's own ends do. Trying the pattern at every position cost
+    0.3 s/MB on apostrophe-free text.
+    """
+    pos = text.find("'")
+    while pos != -1:
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        end = len(text) if end == -1 else end
+        yield from _CONTRACTION.finditer(text, start, end)
+        pos = text.find("'", end)
+
+
 @register(
     "no_contractions",
     source=SOURCE,
@@ -913,9 +932,9 @@ def check_no_contractions(response: str, params: Mapping[str, Any]) -> Check:
     if is_empty(response):
         return _EMPTY
     text = normalize_quotes(response)
-    found = [(m.group(0), _line_of(text, m.start())) for m in _CONTRACTION.finditer(text)]
+    found = list(_contractions(text))
     if found:
-        shown = ", ".join(f"{w!r} (line {ln})" for w, ln in found[:3])
+        shown = ", ".join(f"{m.group(0)!r} (line {_line_of(text, m.start())})" for m in found[:3])
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         return Check(False, f"{plural(len(found), 'contraction')}: {shown}{more}; write them out in full")
     return Check(True, "no contractions")
