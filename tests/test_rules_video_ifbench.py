@@ -294,6 +294,8 @@ EDGE_MORE = [
     ("verbatim_speech_constraint", "LET'S GO NOW", {"expected_utterance": "Let's go now."}, True),
     ("verbatim_speech_constraint", "lets go now", {"expected_utterance": "Let's go now."}, True),
     ("verbatim_speech_constraint", "let’s go now", {"expected_utterance": "Let's go now.", "normalize_quotes": False}, True),
+    # The scorer compares quoted segments: '"go"x' quotes "go", though dropping the quote glues "gox".
+    ("verbatim_speech_constraint", 'He said "go"x', {"expected_utterance": "GO"}, True),
     # Spans: a JSON block inside the text is read for start/end keys.
     ("span_localization", 'Here: [{"start": "0:05", "end": "0:09"}]', {"expected_span_count": 1}, True),
 ]
@@ -405,7 +407,12 @@ EVENTS_SCHEMA = {"items": [{"events": [], "time": ""}]}
         ('{"a": 1}', {}, True, "valid JSON object"),
         ('```json\n{"a": 1}\n```', {}, True, "valid JSON object"),
         ('```\n{"a": 1}\n```\n', {}, True, "valid JSON"),
-        ('Here you go:\n```json\n{"a": 1}\n```\nHope it helps.', {}, True, "fenced block"),
+        ('Here you go:\n```json\n{"a": 1}\n```\nHope it helps.', {}, True, "embedded block"),
+        # the scorer's first {...} block comes before a later fenced block; a fenced block is read
+        # when the scorer finds no JSON at all; a fenced null is none
+        ('{} and ```json\n"b"\n```', {}, True, "embedded block"),
+        ('See ```json\n[1]\n``` (x', {"top_level": "array"}, True, ""),
+        ('See ```json\nnull\n``` x', {"top_level": "any"}, False, "no valid JSON"),
         ('Answer: {"a": {"b": "}"}} thanks', {}, True, "embedded block"),
         ("[1, 2]", {}, False, "top-level JSON value is array, expected object"),
         ("[1, 2]", {"top_level": "array"}, True, "array"),

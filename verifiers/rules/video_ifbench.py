@@ -108,15 +108,25 @@ def _scorer_json(text: str) -> Any:
     """JSON as the scorer reads a span: the text, its fence-stripped form, then its first balanced
     ``{...}``/``[...]`` block; the first that parses wins. ``None`` when none parses, and also for
     JSON ``null`` (the scorer cannot tell the two apart)."""
+    return _scorer_json_where(text)[0]
+
+
+def _scorer_json_where(text: str) -> tuple[Any, str]:
+    """:func:`_scorer_json` and where the value was found."""
     seen: set[str] = set()
-    for candidate in (text.strip(), _target(text), _first_balanced_block(text.strip()) or ""):
+    candidates = (
+        (text.strip(), "whole response"),
+        (_target(text), "fenced block"),
+        (_first_balanced_block(text.strip()) or "", "embedded block"),
+    )
+    for candidate, where in candidates:
         if not candidate or candidate in seen:
             continue
         seen.add(candidate)
         ok, value = _load_json(candidate)
         if ok:
-            return value
-    return None
+            return value, where
+    return None, ""
 
 
 def _scalar_text(value: Any) -> str:
@@ -248,24 +258,19 @@ def _first_balanced_block(text: str) -> str | None:
 
 
 def _find_json(text: str) -> tuple[bool, Any, str]:
-    """Parse the response as JSON: the whole text, else a fenced block, else the first {...}/[...].
+    """Parse the response as JSON: as the scorer reads it (:func:`_scorer_json`: the whole text,
+    else its first {...}/[...] block), else, beyond the scorer, a fenced block anywhere (the
+    scorer's judges see an extracted span, which would be that block).
 
-    Returns ``(found, value, where)``; the released scorer is equally lenient about text around
-    the JSON because its judges see an extracted span.
+    Returns ``(found, value, where)``; JSON ``null`` is not found, as in the scorer.
     """
-    ok, value = _load_json(text)
-    if ok:
-        # JSON null is no JSON to the scorer (it returns the parsed value, and None means "none")
-        return (value is not None), value, "whole response"
+    value, where = _scorer_json_where(text)
+    if value is not None:
+        return True, value, where
     for block in _FENCED_BLOCK.findall(text):
         ok, value = _load_json(block.strip())
-        if ok:
+        if ok and value is not None:
             return True, value, "fenced block"
-    block = _first_balanced_block(text)
-    if block is not None:
-        ok, value = _load_json(block)
-        if ok:
-            return True, value, "embedded block"
     return False, None, ""
 
 
@@ -521,7 +526,8 @@ def _markdown_table(text: str) -> tuple[_Table | None, str]:
             why = (
                 "a markdown header and delimiter with 0 data rows is no table"
                 if after is None
-                else f"the row after the delimiter has {len(_pipe_cells(after))} cells, the header {len(header)}"
+                else f"the row after the delimiter has {len(_pipe_cells(after))} cells, "
+                f"the header {len(header)}"
             )
     return None, why
 
@@ -622,15 +628,16 @@ def table_output(response: str, params: Mapping[str, Any]) -> Check:
     formats = params["allowed_formats"]
     candidates: list[_Table] = []
     near: list[str] = []
-    for fmt, find in (("markdown", _markdown_table), ("csv", lambda t: _csv_table(t, params["require_header"]))):
+    for fmt in ("markdown", "csv"):
         if fmt in formats:
-            table, why = find(text)
+            table, why = _markdown_table(text) if fmt == "markdown" else _csv_table(text, params["require_header"])
             if table is not None:
                 candidates.append(table)
             elif why:
                 near.append(why)
     if not candidates:
-        return Check(False, f"no {' or '.join(formats)} table found" + (f" ({'; '.join(near)})" if near else ""))
+        why = f" ({'; '.join(near)})" if near else ""
+        return Check(False, f"no {' or '.join(formats)} table found{why}")
     skeleton, _ = _schema_value(params["schema"])
     problems: list[str] = []
     for table in candidates:
@@ -1171,6 +1178,17 @@ def _quoted_segments(text: str) -> list[str]:
     return [s.strip() for s in segments if s.strip()]
 
 
+def _scorer_segments(text: str) -> list[str]:
+    """The scorer's speech segments: the quoted utterances, else the lines when there are several,
+    else the whole (fence-stripped) text."""
+    raw = _target(text)
+    quoted = _quoted_segments(raw)
+    if quoted:
+        return quoted
+    lines = _lines(raw)
+    return lines if len(lines) > 1 else ([raw] if raw else [])
+
+
 def _verbatim_check(params: Mapping[str, Any]) -> str | None:
     utterance = params["expected_utterance"]
     if not _speech_norm(utterance, quotes=True, whitespace=True):
@@ -1205,8 +1223,10 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     inside words too, so ``let's``, ``let’s`` and ``lets`` are equal) and quotes around the
     utterance are therefore always tolerated; whitespace follows ``normalize_whitespace``; letter
     case never matters (the scorer lower-cases both sides whatever ``ignore_case`` says). The
-    utterance must sit at word boundaries (substring match for CJK). An empty or punctuation-only
-    response holds no words and fails.
+    utterance must sit at word boundaries (substring match for CJK). The scorer's own test also
+    passes: the response's quoted utterances (else its lines, else the whole text), normalised the
+    same way, equal the expected ones. An empty or punctuation-only response holds no words and
+    fails.
 
     >>> verbatim_speech_constraint('He shouts: “Let’s go now!”', {"expected_utterance": "Let's go now.",
     ...     "normalize_whitespace": True, "normalize_quotes": True, "ignore_case": False,
@@ -1221,6 +1241,16 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     hay = _speech_norm(text, **flags)
     if find_phrase(hay, expected, normalize=False):
         return Check(True, f"utterance {excerpt(params['expected_utterance'])} found verbatim")
+
+    def normalized(segments: list[str]) -> list[str]:
+        return [n for n in (_speech_norm(seg, **flags) for seg in segments) if n]
+
+    # The scorer's own test, which the search inside the text can miss where dropping a quote glues
+    # two words ('"go"x' is "gox" there, while its quoted segment is "go").
+    wanted = normalized(_scorer_segments(params["expected_utterance"]))
+    if wanted and normalized(_scorer_segments(text)) == wanted:
+        utterance = excerpt(params["expected_utterance"])
+        return Check(True, f"utterance {utterance} is what the response quotes, verbatim")
     candidates = _quoted_segments(text) or [ln.strip() for ln in nonblank_lines(text)]
     plain_expected = _speech_norm(params["expected_utterance"], quotes=True, whitespace=True)
     best, best_ratio = "", 0.0
