@@ -243,6 +243,14 @@ EDGE_MORE = [
     ("list_item_count_constraint", "[0, 1, 2]", {"min_count": 2, "max_count": 2}, True),
     ("list_item_count_constraint", '["a", "", null, "b"]', {"min_count": 2, "max_count": 2}, True),
     ("list_item_count_constraint", 'Answer: ["a, b", "c"]', {"min_count": 2, "max_count": 2}, True),
+    # JSON nested past Python's recursion limit makes the scorer's judge raise, which its scorer
+    # records as a failed check; so does a bare count too large to build a list of.
+    ("list_item_count_constraint", "[" * 5000 + "]" * 5000, {"min_count": 1, "max_count": 1}, False),
+    ("structured_json_output", "[" * 5000 + "]" * 5000, {"top_level": "array"}, False),
+    ("normalized_value_format", "[" * 5000 + "]" * 5000, {"allowed_patterns": [r".*"]}, False),
+    ("label_set_restriction", "[" * 5000 + "]" * 5000, {"allowed_labels": ["["]}, False),
+    ("span_localization", "[" * 5000 + "]" * 5000, {"min_spans": 0}, False),
+    ("list_item_count_constraint", "9" * 30, {"min_count": 1, "max_count": 3}, False),
     # "+" is not a list marker there; an ideographic-space indent is stripped like any whitespace.
     ("ordered_list_output", "+ a\n+ b", {}, False),
     ("ordered_list_output", "\u3000- a\n\u3000- b", {"min_items": 2}, True),

@@ -34,9 +34,11 @@ thing *inside* the response (verbatim speech), and list-like parsing skips intro
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -219,10 +221,26 @@ def _fold(text: str, ignore_case: bool) -> str:
 
 
 def _load_json(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` or ``(False, None)``; JSON nested beyond the recursion limit raises
+    RecursionError, as in the scorer (see :func:`_fails_when_too_deep`)."""
     try:
         return True, json.loads(text)
     except (json.JSONDecodeError, ValueError):
         return False, None
+
+
+def _fails_when_too_deep(checker):
+    """A JSON-reading checker fails, with a reason, on JSON nested too deeply for Python's recursion
+    limit: the scorer's judge raises there and its scorer records the raise as a failed check."""
+
+    @functools.wraps(checker)
+    def run(response: str, params: Mapping[str, Any]) -> Check:
+        try:
+            return checker(response, params)
+        except RecursionError:
+            return Check(False, "JSON nested too deeply to read (the scorer's judge errors here: a failed check)")
+
+    return run
 
 
 _FENCED_BLOCK = re.compile(r"```[\w+-]*[ \t]*\n(.*?)\n?```", re.DOTALL)
@@ -279,7 +297,10 @@ def _schema_value(schema: Any) -> tuple[Any, str | None]:
     if schema is None:
         return None, None
     if isinstance(schema, str):
-        ok, parsed = _load_json(strip_code_fences(schema))
+        try:
+            ok, parsed = _load_json(strip_code_fences(schema))
+        except RecursionError:
+            return None, "schema is nested too deeply to read"
         if not ok:
             return None, "schema is a string but not valid JSON"
         schema = parsed
@@ -383,7 +404,8 @@ class _Numbered(Sequence[str]):
     """The scorer's entries for a bare count ``N``: ``"0"`` ... ``"N-1"``, made only when read."""
 
     def __init__(self, n: int):
-        self._range = range(n)
+        # len() cannot exceed sys.maxsize; the scorer cannot build such a list either
+        self._range = range(min(n, sys.maxsize))
 
     def __len__(self) -> int:
         return len(self._range)
@@ -443,6 +465,7 @@ def _json_params_check(params: Mapping[str, Any]) -> str | None:
     params_check=_json_params_check,
     description="Answer in valid JSON (top level: {top_level}).",
 )
+@_fails_when_too_deep
 def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
     """Valid JSON with the required top-level type, keys and structure skeleton.
 
@@ -877,6 +900,7 @@ def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
     params_check=_count_bounds_check,
     description="List {min_count} to {max_count} items.",
 )
+@_fails_when_too_deep
 def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Check:
     """Number of list entries, found as by :func:`_list_like_items` (JSON array, Markdown list
     items, inline ``1. 2. 3.`` numbering, comma-separated entries, a bare count, else non-blank
@@ -1013,6 +1037,7 @@ def _value_format_check(params: Mapping[str, Any]) -> str | None:
     params_check=_value_format_check,
     description="Give the value in the required normalised format.",
 )
+@_fails_when_too_deep
 def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     """Every value matches an allowed value or pattern.
 
@@ -1092,6 +1117,7 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     params_check=nonempty_strings_check("allowed_labels"),
     description="Use only the labels {allowed_labels}.",
 )
+@_fails_when_too_deep
 def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
     """Every entry of the response uses an allowed label.
 
@@ -1391,6 +1417,7 @@ def _span_check(params: Mapping[str, Any]) -> str | None:
     params_check=_span_check,
     description="Localise the answer with explicit time spans (start-end).",
 )
+@_fails_when_too_deep
 def span_localization(response: str, params: Mapping[str, Any]) -> Check:
     """Count distinct time-span expressions against min/max/expected.
 
