@@ -159,13 +159,24 @@ def _phrase_found(text: str, phrase: str, ignore_case: bool) -> bool:
     >>> _phrase_found("0:05 - happy (smiling)", "happy", True), _phrase_found("unhappy", "happy", True)
     (True, False)
     """
-    hay, needle = squash_whitespace(text), squash_whitespace(phrase)
-    if not hay or not needle:
-        return False
+    hay = squash_whitespace(text)
+    return bool(hay) and _phrase_matcher(phrase, ignore_case)(hay)
+
+
+@functools.lru_cache(maxsize=256)
+def _phrase_matcher(phrase: str, ignore_case: bool):
+    """:func:`_phrase_found`'s test of one phrase on an already squashed, non-empty text (built
+    once per phrase: a label list is tried on every entry)."""
+    needle = squash_whitespace(phrase)
+    if not needle:
+        return lambda hay: False
     if _HAN.search(needle):
-        return needle.lower() in hay.lower() if ignore_case else needle in hay
-    flags = re.IGNORECASE if ignore_case else 0
-    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", hay, flags) is not None
+        if ignore_case:
+            low = needle.lower()
+            return lambda hay: low in hay.lower()
+        return lambda hay: needle in hay
+    pattern = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)", re.IGNORECASE if ignore_case else 0)
+    return lambda hay: pattern.search(hay) is not None
 
 
 # Video-IFBench's word count: Han characters count as separators (kana and Hangul do not: their
@@ -533,6 +544,8 @@ def _markdown_table(text: str) -> tuple[_Table | None, str]:
     lines = _lines(text)
     why = ""
     for i in range(len(lines) - 1):
+        if "|" not in lines[i] or "-" not in lines[i + 1]:
+            continue  # a header of 1 cell, or a delimiter without dashes (read quickly)
         header, delim = _pipe_cells(lines[i]), _pipe_cells(lines[i + 1])
         if len(header) < 2 or len(header) != len(delim) or not all(_DELIM_CELL.fullmatch(c) for c in delim):
             continue
@@ -562,10 +575,11 @@ def _csv_table(text: str, require_header: bool) -> tuple[_Table | None, str]:
     lines = _lines(text)
     if len(lines) < (2 if require_header else 1):
         return None, ("a CSV header needs at least one data row" if lines and "," in lines[0] else "")
-    rows = [[c.strip() for c in row] for row in csv.reader(io.StringIO("\n".join(lines)))]
-    rows = [r for r in rows if any(r)]
-    if not rows or len(rows[0]) < 2:
-        return None, ""
+    reader = ([c.strip() for c in row] for row in csv.reader(io.StringIO("\n".join(lines))))
+    first = next((r for r in reader if any(r)), None)
+    if first is None or len(first) < 2:
+        return None, ""  # not CSV: the rest is not read
+    rows = [first] + [r for r in reader if any(r)]
     widths = sorted({len(r) for r in rows})
     if len(widths) > 1:
         return None, f"CSV rows have different numbers of fields {widths}"
@@ -1142,8 +1156,10 @@ def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
     ic = params["ignore_case"]
     outside: list[str] = []
     uses: dict[str, int] = {}
+    matchers = [(label, _phrase_matcher(label, ic)) for label in labels]
     for item in items:
-        found = [label for label in labels if _phrase_found(item, label, ic)]
+        hay = squash_whitespace(item)
+        found = [label for label, mentions in matchers if mentions(hay)] if hay else []
         if not found:
             outside.append(item)
             if len(outside) > 3:
