@@ -119,25 +119,51 @@ class FastPunkt:
 
     def tokenize(self, text: str, realign_boundaries: bool = True) -> list[str]:
         """The sentences of ``text`` (``PunktSentenceTokenizer.tokenize``)."""
+        if "." not in text and "?" not in text and "!" not in text:
+            # No candidate: one sentence up to the trailing whitespace (none if that is all).
+            end = len(text.rstrip())
+            return [text[:end]] if end or not realign_boundaries else []
         return [text[a:b] for a, b in self.span_tokenize(text, realign_boundaries)]
 
     def span_tokenize(self, text: str, realign_boundaries: bool = True) -> list[tuple[int, int]]:
         """``(start, end)`` offsets of the sentences (``PunktSentenceTokenizer.span_tokenize``)."""
-        slices = self._slices(text)
-        # Without realignment NLTK keeps empty slices too.
-        return self._realigned(text, slices) if realign_boundaries else slices
+        if "." not in text and "?" not in text and "!" not in text:
+            end = len(text.rstrip())
+            return [(0, end)] if end or not realign_boundaries else []
+        slices, closer_after_break = self._slices(text)
+        if not realign_boundaries:
+            return slices  # NLTK keeps an empty last slice here
+        if closer_after_break:
+            return self._realigned(text, slices)
+        # No sentence after a break starts with a closing quote or bracket: nothing moves, and
+        # only the last slice can be empty (every other one ends at its candidate).
+        a, b = slices[-1]
+        if not a < b:
+            slices.pop()
+        return slices
 
     # -- candidates and their contexts -------------------------------------------------------
 
-    def _slices(self, text: str) -> list[tuple[int, int]]:
-        """Raw sentence slices before realignment (NLTK's ``_slices_from_text``)."""
+    def _slices(self, text: str) -> tuple[list[tuple[int, int]], bool]:
+        """Raw sentence slices before realignment (NLTK's ``_slices_from_text``), and whether a
+        slice after the first starts with a character realignment may move."""
         out: list[tuple[int, int]] = []
         last_break = 0
+        closer_after_break = False
+        closers = _CLOSERS
         decisions = self._decisions
         decide = self._decide
         rfind = text.rfind
-        prev_m = None
-        prev_start = prev_stop = 0
+        candidates = self._candidates.finditer(text)
+        prev_m = next(candidates, None)
+        if prev_m is None:
+            return [(0, len(text.rstrip()))], False
+        # The word before a candidate starts after the last ASCII whitespace since the previous
+        # candidate. Whitespace right at the previous candidate (index 0 of that stretch) counts as
+        # none: NLTK then extends the previous candidate's word, and drops that candidate.
+        prev_stop = prev_m.start()
+        i = max(text.rfind(c, 0, prev_stop) for c in _ASCII_WS)
+        prev_start = i + 1 if i > 0 else 0
         # Whitespace kinds present in the text (most texts: " " and "\n"); the search for the last
         # one before a candidate looks for these only.
         spaces = [c for c in _ASCII_WS if c in text]
@@ -146,11 +172,8 @@ class FastPunkt:
         # With three kinds or more: the last of the first kind, then a check that no other kind
         # follows it (the word before a candidate rarely holds whitespace of another kind).
         others = re.compile("[" + re.escape("".join(spaces[1:])) + "]").search if len(spaces) > 2 else None
-        for m in self._candidates.finditer(text):
+        for m in candidates:
             s = m.start()
-            # The word before this candidate starts after the last ASCII whitespace since the previous
-            # candidate. Whitespace right at the previous candidate (index 0 of that stretch) counts as
-            # none, and then NLTK extends the previous candidate's word instead.
             i = rfind(sp1, prev_stop, s)
             if sp2 is not None:
                 j = rfind(sp2, prev_stop, s)
@@ -162,34 +185,38 @@ class FastPunkt:
                 start = i + 1
             else:
                 start = prev_start
-                if prev_stop > start:
-                    # This candidate's word overlaps the previous one's: NLTK drops the previous.
+                if prev_stop > start:  # overlapping words: the previous candidate is dropped
                     prev_m = m
                     prev_stop = s
                     continue
-            if prev_m is not None:
-                ctx = text[prev_start : prev_m.end(1)]
-                d = decisions.get(ctx)
-                if d is None:
-                    d = decide(ctx)
-                if d:
-                    out.append((last_break, prev_stop + 1))
-                    nxt = prev_m.start(2)
-                    last_break = nxt if nxt >= 0 else prev_stop + 1
-            prev_m = m
-            prev_start = start
-            prev_stop = s
-        if prev_m is not None:
+            # The previous candidate stands: decide it.
             ctx = text[prev_start : prev_m.end(1)]
             d = decisions.get(ctx)
             if d is None:
                 d = decide(ctx)
             if d:
                 out.append((last_break, prev_stop + 1))
-                nxt = prev_m.start(2)
-                last_break = nxt if nxt >= 0 else prev_stop + 1
+                last_break = prev_m.start(2)
+                if last_break < 0:
+                    last_break = prev_stop + 1
+                if text[last_break] in closers:
+                    closer_after_break = True
+            prev_m = m
+            prev_start = start
+            prev_stop = s
+        ctx = text[prev_start : prev_m.end(1)]
+        d = decisions.get(ctx)
+        if d is None:
+            d = decide(ctx)
+        if d:
+            out.append((last_break, prev_stop + 1))
+            last_break = prev_m.start(2)
+            if last_break < 0:
+                last_break = prev_stop + 1
+            if text[last_break] in closers:
+                closer_after_break = True
         out.append((last_break, len(text.rstrip())))
-        return out
+        return out, closer_after_break
 
     def _realigned(self, text: str, slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Move closing quotes and brackets after a break into the sentence they close."""
