@@ -690,3 +690,126 @@ def test_split_sentences_equals_stock_pysbd_on_random_lines(stock_pysbd):
     assert split_sentences("\n".join(lines)) == stock_pysbd("\n".join(lines))
     for line in lines[:600]:  # one line at a time too (a cache warm from other lines)
         assert split_sentences(line) == stock_pysbd(line), repr(line)
+
+
+# --------------------------------------------------------------------------- Treebank (fast == NLTK)
+# word_tokenize runs verifiers/_treebank.py; NLTK's NLTKWordTokenizer().tokenize is the reference.
+# Tokens must be equal on hand-picked cases for every pattern, on seeded random strings from a
+# biased alphabet (bench/treebank_identity.py's generator; that script runs 200k of them), one by
+# one and as the sentences of one call, with a cold and a warm cache, on the separator fallback,
+# and end to end (Punkt + Treebank) against nltk.word_tokenize's composition.
+
+TREEBANK_CASES = [
+    "", " ", "\n", " \t\n ", "word", "One.", "One. ", "One.\n", "One.\n\n", "a .", ".", "..", "...", ". )", ".)",
+    '"Hi," she said.', '"', '""', "''", "''hi''", " ''hi", "\t\"hi", '("hi")', '[\'\'x\'\']', '{"a": 1}',
+    "He said 'hello' to me' .", "I'm'@", "they'll'?", "'", "' '", "x' y", "x'\ty", "x' ", "'tis", "'Tis true", "x 'twas", "'TWAS",
+    "can't", "cannot", "CANNOT", "Cannot.", "gonna", "gotta", "gimme", "lemme", "wanna go", "wanna", "d'ye",
+    "more'n", "DON'T", "don't", "I'm", "you're", "we've", "they'll", "she'd", "it's", "IT'S", "o'clock",
+    "rock 'n' roll", "James' book", "the '90s", "ca n't", "\u0130s 'tis", "'t\u0131s", "'t\u0130s", "wa\u017f",
+    "Hello... world", "Wait.. what", "end..", "a--b", "---", "--", "a - b", "a\u2013b\u2014c\u2012d\u2015e",
+    "3.14 and 1,000 or 1,a and x:1 y:z", "a,", "a:", "a,\n", "x,,\n", "a,,b", "a:,b", "a;b@c#d$e%f&g*h",
+    "Is it? Yes! No?!", "(a) [b] {c} <d>", "((x))", "f(x)=y.", "end.)", "end.\")", "end.' ", "end. \t)", "end.\n)", "Hello. ) ]", 'He said "Stop. "',
+    "end. ' ", "x. \u201d \u2019", "x.) ] }", 'a. " )\n', "a, )", "a: ]", "'' )", '" "',
+    "Mr. Smith went to D.C. today.", "U.S.", "e.g. this", "http://example.com/a?b=1&c=2.", "me@x.org.",
+    "\u201cQuote\u201d \u2018single\u2019 \xabguil\xbb \u201elow\u201c ``tick'' `one` ```three```",
+    "caf\xe9 na\xefve \u4e2d\u6587\u3002 \ud55c\uad6d\uc5b4. \u0438\u0434\u0442\u0438.", "x\u0301'y a\u0301'tis",
+    "tab\there\nnew\r\nline\x0bvt\x0cff\x85nel\xa0nbsp\u2000en\u3000ideo", "a\x1cb\x1dc\x1ed\x1fe.",
+    "\x1c'x' \x1f\"y\"", "\ufdd0 \ufdd1x\ufdd2.", "{" * 70 + "[" * 70 + "]" * 70 + "}" * 70,
+    "(" * 80 + "x." + ")" * 80, "[" * 100 + '"' + "]" * 100 + ".", "<" * 90 + "'s" + ">" * 90 + ":",
+    '"' + "(" * 70 + "." + ")" * 70 + "'",
+]
+
+
+@pytest.fixture(scope="module")
+def treebank_reference():
+    from ifpo.verifiers.text import _treebank
+
+    return _treebank().tokenize
+
+
+@pytest.mark.parametrize("text", TREEBANK_CASES)
+def test_treebank_equals_nltk_on_hand_picked_cases(treebank_reference, text):
+    from ifpo.verifiers import _treebank
+
+    want = treebank_reference(text)
+    _treebank._CACHE.clear()
+    assert _treebank.tokenize(text) == want  # cold: every piece tokenized afresh
+    assert _treebank.tokenize(text) == want  # warm: from the cache
+    assert _treebank.tokenize_sentences([text, text, "x."]) == want + want + ["x", "."]
+
+
+def _treebank_identity():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "treebank_identity.py"
+    spec = importlib.util.spec_from_file_location("treebank_identity", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_treebank_equals_nltk_on_random_strings(treebank_reference, seed):
+    import random
+
+    from ifpo.verifiers import _treebank
+
+    identity = _treebank_identity()
+    rng = random.Random(seed)
+    strings = [identity.random_string(rng) for _ in range(600)]
+    _treebank._CACHE.clear()
+    assert identity.differences(strings, treebank_reference) == []
+
+
+def test_treebank_without_a_free_separator_tokenizes_piece_by_piece(treebank_reference, monkeypatch):
+    # Every separator candidate occurs in the text: the batch cannot be joined, each piece runs alone.
+    from ifpo.verifiers import _treebank
+
+    monkeypatch.setattr(_treebank, "_SEPARATORS", ["x"])
+    texts = ['x "x" x. ', "x'tis x.", "x,\n", "(x.)"]
+    _treebank._CACHE.clear()
+    assert _treebank.tokenize_sentences(texts) == [t for s in texts for t in treebank_reference(s)]
+    _treebank._CACHE.clear()
+
+
+def test_treebank_engine_facts_it_relies_on():
+    """What _treebank assumes of the two regex engines, over every code point."""
+    import re
+
+    import regex
+    from ifpo.verifiers import _treebank
+
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    spaces = set(regex.findall(r"\s", every))
+    # str.split() breaks on regex's whitespace and on exactly the four _SPLIT_ONLY_WS characters.
+    assert {c for c in every if c.isspace()} - spaces == set("\x1c\x1d\x1e\x1f")
+    assert all(c.isspace() for c in spaces)
+    # The separators are nothing any pattern names: not word, digit or space in either engine.
+    for sep in _treebank._SEPARATORS:
+        assert not regex.match(r"[\w\d\s]", sep) and not re.match(r"[\w\d\s]", sep)
+    # Under re's case folding, the contractions' letters match only these non-ASCII characters.
+    folding = {c for letter in "acdegilmnorstwy" for c in re.findall(f"(?i){letter}", every) if c.lower() != letter}
+    assert folding == {"\u0130", "\u0131", "\u017f"}
+
+
+def test_word_tokenize_is_punkt_then_nltks_treebank(treebank_reference):
+    import importlib.util
+    import random
+    from pathlib import Path
+
+    from ifpo.verifiers.text import _punkt_reference, word_tokenize
+
+    def nltk_word_tokenize(text):  # nltk.word_tokenize's composition, on the same Punkt parameters
+        return [t for s in _punkt_reference().tokenize(text) for t in treebank_reference(s)]
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "checker_scaling.py"
+    spec = importlib.util.spec_from_file_location("checker_scaling", path)
+    scaling = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scaling)
+    texts = list(scaling.shapes(6_000).values())
+    identity = _treebank_identity()
+    rng = random.Random(5)
+    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 12))) for _ in range(200)]
+    for text in texts:
+        assert word_tokenize(text) == nltk_word_tokenize(text), repr(text[:80])

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from ifpo.verifiers import _treebank as _fast_treebank
+
 _FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\r?\n")  # CRLF line ends too
 _FENCE_CLOSE = re.compile(r"\n?```\s*$")
 
@@ -450,6 +452,7 @@ def punkt_sentences(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _treebank() -> Any:
+    """NLTK's own Treebank word tokenizer: the reference ``verifiers/_treebank.py`` is tested against."""
     from nltk.tokenize.destructive import NLTKWordTokenizer
 
     return NLTKWordTokenizer()
@@ -458,11 +461,13 @@ def _treebank() -> Any:
 def word_tokenize(text: str) -> list[str]:
     """``nltk.word_tokenize(text)``: Punkt sentences, then NLTK's Treebank word tokenizer.
 
+    The tokenizer is ``verifiers/_treebank.py``'s, whose tokens are NLTK's (:func:`_treebank`,
+    the reference the tests compare it with) at a fraction of the cost.
+
     >>> word_tokenize("DON'T stop, AI-BASED tools.")
     ['DO', "N'T", 'stop', ',', 'AI-BASED', 'tools', '.']
     """
-    tokenizer = _treebank()
-    return [token for sentence in punkt_sentences(text) for token in tokenizer.tokenize(sentence)]
+    return _fast_treebank.tokenize_sentences(punkt_sentences(text))
 
 
 def loose_variants(response: str) -> list[tuple[str, str]]:

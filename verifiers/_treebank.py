@@ -1,0 +1,306 @@
+"""NLTK's Treebank word tokenizer (``NLTKWordTokenizer().tokenize``), token for token, at speed.
+
+Why it exists: ``nltk.word_tokenize`` runs about 25 regular-expression substitutions per
+sentence, each through NLTK's timeout wrapper; on short-sentence text that is several seconds
+per MB, thirty times the checkers' budget. The tokens are part of the IFEval / IFBench
+semantics (capital words, word positions, title case, pronouns), so this module reproduces
+NLTK's output exactly rather than approximating it. It relies on three facts about those
+substitutions, each checked by the differential tests in ``tests/test_text.py``:
+
+* Every substitution only pads characters with spaces, turns ``"`` / ``''`` into ``\\`\\``` or
+  ``''``, or collapses whitespace, and no pattern except the sentence-end ones reaches across a
+  whitespace run further than the one whitespace character next to a chunk (a maximal run of
+  non-whitespace). So the tokens of a chunk depend on the chunk alone, plus, for a chunk that
+  starts with ``"`` or ``''``, the character before it (start of sentence, a space, other
+  whitespace) and, for a chunk ending in ``'``, whether a space follows it. Tokens are cached
+  per chunk (per chunk and context for those few): repeated words cost one dict lookup.
+* The sentence-end patterns (final period, final ``:``/``,``) only touch the last chunk and the
+  chunks of closing brackets and quotes after it (``word. ) ]``), so that *tail* of a sentence
+  is tokenized as a whole with the whitespace before it, with the sentence-end patterns on.
+* Cache misses are tokenized together: all pieces joined by a separator character that occurs
+  in none of them, with every pattern written so that the separator acts as a string start or
+  end (``^`` and ``$`` become look-arounds on it, classes that could match it exclude it). So
+  the ~25 passes run once per call over the new text, not once per sentence.
+
+The patterns use the ``regex`` engine where NLTK does (its ``\\w``, ``\\s``, ``\\d`` and
+case-folding differ from ``re``'s outside ASCII: combining marks are word characters there)
+and ``re`` for the contractions, as NLTK does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from itertools import chain
+
+import regex
+
+# Closing characters a sentence-final period may be followed by (the wider set of the first
+# final-period pattern; the space it also allows is handled as whitespace between chunks).
+_CLOSERS = frozenset("])}>\"'\u00bb\u201d\u2019")
+# Characters that Python's str.split() treats as whitespace but the regex engine's \s does not:
+# they stay inside a chunk for the patterns, and only the final split breaks on them.
+_SPLIT_ONLY_WS = re.compile("[\x1c-\x1f]")
+_WS_RUN = regex.compile(r"\s+")
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f]")
+# A chunk is a run of what the regex engine does not call whitespace (the patterns' view).
+_CHUNK = regex.compile(r"\S+")
+# Candidates for the separator joining cache misses: noncharacters, not word, digit or space.
+_SEPARATORS = [chr(c) for c in range(0xFDD0, 0xFDF0)]
+
+_LONG = 64  # chunks longer than this are cut between adjacent brackets (deep nesting)
+# Between two brackets: where a long chunk may be cut.
+_BRACKET_PAIR = re.compile(r"(?<=[\[\](){}<>])(?=[\[\](){}<>])")
+_LAST_BRACKET_PAIR = regex.compile(r"(?r)(?<=[\[\](){}<>])(?=[\[\](){}<>])")
+_CACHE_LIMIT = 100_000  # entries before the cache is emptied (bounds memory on huge varied inputs)
+_CACHE_KEY_MAX = 200  # longer pieces are tokenized without being cached
+
+
+class _Passes:
+    """The substitution passes, for pieces each followed by ``sep`` (or for one string: ``sep=None``).
+
+    ``tail`` includes the sentence-end patterns; head chunks are tokenized without them (they
+    cannot match there: see the module docstring).
+    """
+
+    def __init__(self, sep: str | None, tail: bool) -> None:
+        x = "" if sep is None else re.escape(sep)
+        # String start / end as seen by one piece: the real edges, or the separator.
+        start = r"^" if sep is None else rf"(?<![^{x}])"
+        end = r"$" if sep is None else rf"(?=\n?{x})"
+        end_all = r"$" if sep is None else rf"(?={x})"  # after \s*: the very end
+        self.sep = sep
+        steps: list[tuple[object, str]] = [
+            # Opening quotes: guillemet/curly/low-9 quotes and backtick runs stand alone; a
+            # double quote opening the sentence, or after a space or opening bracket, and ''
+            # after those, become ``; an apostrophe before a word that is not a clitic is cut off.
+            (regex.compile("([\u00ab\u201c\u2018\u201e]|`+)"), r" \1 "),
+            (regex.compile(start + '"'), "``"),
+            (regex.compile("(``)"), r" \1 "),
+            # (look-behind: the character before is never part of another match)
+            (regex.compile("(?<=[ ([{<])(?:\"|'')"), " `` "),
+            (regex.compile(r"(?i)(?<!\w)(')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)"), r"\1 "),
+        ]
+        if tail:
+            # A final period (not part of "..") with closers and spaces after it.
+            steps.append(
+                (regex.compile(rf"([^.{x}])(\.)([\])}}>\"'\u00bb\u201d\u2019 ]*+)\s*{end_all}"), r"\1 \2 \3 ")
+            )
+        steps.append((regex.compile(rf"([:,])([^\d{x}])"), r" \1 \2"))  # , and : unless before a digit
+        if tail:
+            steps.append((regex.compile(rf"([:,]){end}"), r" \1 "))
+        steps += [
+            (regex.compile(r"\.{2,}"), r" \g<0> "),  # ellipses
+            (regex.compile("[;@#$%&]"), r" \g<0> "),
+            (regex.compile("[\u2012-\u2015]"), r" \g<0> "),  # figure, en, em dashes, horizontal bar
+        ]
+        if tail:
+            steps.append((regex.compile(rf"([^.{x}])(\.)([\])}}>\"']*)\s*{end_all}"), r"\1 \2\3 "))
+        steps += [
+            (regex.compile("[?!]"), r" \g<0> "),
+            (regex.compile(rf"([^'{x}])' "), r"\1 ' "),
+            (regex.compile("[*]"), r" \g<0> "),
+            (regex.compile(r"[\]\[(){}<>]"), r" \g<0> "),  # brackets
+            (regex.compile("--"), " -- "),
+        ]
+        self.before_pad = steps
+        self.after_pad: list[tuple[object, str]] = [
+            # Closing quotes, then whitespace collapsed, then clitics split off at word ends.
+            (regex.compile("([\u00bb\u201d\u2019])"), r" \1 "),
+            (regex.compile("''"), " '' "),
+            (regex.compile('"'), " '' "),
+        ]
+        # (look-behinds: a match ends in a space, which the next one's first class excludes)
+        self.clitics: list[tuple[object, str]] = [
+            (regex.compile(r"(?<=[^' ])('[sS]|'[mM]|'[dD]|') "), r" \1 "),
+            (regex.compile(r"(?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r" \1 "),
+        ]
+        # The contractions use the stdlib engine, as NLTK compiles them.
+        words = [
+            r"(?i)\b(can)(not)\b",
+            r"(?i)\b(d)('ye)\b",
+            r"(?i)\b(gim)(me)\b",
+            r"(?i)\b(gon)(na)\b",
+            r"(?i)\b(got)(ta)\b",
+            r"(?i)\b(lem)(me)\b",
+            r"(?i)\b(more)('n)\b",
+            r"(?i)\b(wan)(na)(?=\s)",
+            r"(?i) ('t)(is)\b",
+            r"(?i) ('t)(was)\b",
+        ]
+        self.contractions = [re.compile(p) for p in words]
+        # What each contraction needs in the lowered text (a cheap test that skips most passes).
+        self.literals = ["cannot", "d'ye", "gimme", "gonna", "gotta", "lemme", "more'n", "wanna", "'tis", "'twas"]
+
+    def run(self, text: str) -> str:
+        for pattern, repl in self.before_pad:
+            text = pattern.sub(repl, text)
+        if self.sep is None:
+            text = " " + text + " "
+        else:  # every piece gets its own outer spaces
+            text = " " + text.replace(self.sep, f" {self.sep} ")
+        for pattern, repl in self.after_pad:
+            text = pattern.sub(repl, text)
+        if _SPLIT_ONLY_WS.search(text):
+            text = _WS_RUN.sub(" ", text)
+        else:  # the same collapse of whitespace runs, where str.split() and \s agree
+            text = " " + " ".join(text.split()) + " "
+        for pattern, repl in self.clitics:
+            text = pattern.sub(repl, text)
+        # Under re's case folding only these non-ASCII letters match the contractions' letters
+        # (i: U+0130, U+0131; s: U+017F); elsewhere a match needs its literal in the lowered text.
+        folded = _FOLDS_TO_ASCII.search(text) is not None
+        lowered = text.lower()
+        for pattern, literal in zip(self.contractions, self.literals):
+            if folded or literal in lowered:
+                text = pattern.sub(r" \1 \2 ", text)
+        return text
+
+
+@lru_cache(maxsize=8)
+def _passes(sep: str | None, tail: bool) -> _Passes:
+    return _Passes(sep, tail)
+
+
+def tokenize(sentence: str) -> list[str]:
+    """``NLTKWordTokenizer().tokenize(sentence)``.
+
+    >>> tokenize('"Don\\'t," she said -- (twice).')
+    ['``', 'Do', "n't", ',', "''", 'she', 'said', '--', '(', 'twice', ')', '.']
+    """
+    return tokenize_sentences([sentence])
+
+
+def tokenize_sentences(sentences: Iterable[str]) -> list[str]:
+    """The tokens of every sentence, in order: ``[t for s in sentences for t in tokenize(s)]``."""
+    keys: list[object] = []
+    cache = _CACHE
+    for s in sentences:
+        _sentence_keys(s, keys)
+    misses = set(keys).difference(cache)
+    if not misses:
+        try:
+            return list(chain.from_iterable(map(cache.__getitem__, keys)))
+        except KeyError:  # another thread emptied the cache meanwhile
+            misses = set(keys).difference(cache)
+    if len(cache) + len(misses) > _CACHE_LIMIT:
+        cache.clear()
+    _fill(misses, cache)
+    try:
+        tokens = list(chain.from_iterable(map(cache.__getitem__, keys)))
+    except KeyError:  # another thread emptied the cache meanwhile: tokenize this call on its own
+        local: dict[object, tuple[str, ...]] = {}
+        _fill(set(keys), local)
+        return list(chain.from_iterable(map(local.__getitem__, keys)))
+    for key in misses:  # long pieces (one huge line) would only bloat the cache
+        if len(key if isinstance(key, str) else key[1]) > _CACHE_KEY_MAX:
+            cache.pop(key, None)
+    return tokens
+
+
+_CACHE: dict[object, tuple[str, ...]] = {}
+
+
+def _key(before: str, piece: str, after: str) -> object:
+    """The cache key of a head piece: itself, or with its context classes where they matter."""
+    if piece[0] == '"' or piece.startswith("''") or piece[-1] == "'":
+        return (before if before in ("", " ") else "\t", piece, after if after in ("", " ") else "\t")
+    return piece
+
+
+def _chunk_keys(s: str, a: int, b: int, keys: list[object]) -> None:
+    """Append the keys of the head chunk ``s[a:b]``; a long one is cut between adjacent brackets.
+
+    Brackets are padded with spaces before any pattern could see them next to each other (no
+    head pattern matches two brackets in a row), so ``{[`` tokenizes as ``{ [``.
+    """
+    before = s[a - 1] if a else ""
+    after = s[b] if b < len(s) else ""
+    if b - a <= _LONG:
+        keys.append(_key(before, s[a:b], after))
+        return
+    parts = _BRACKET_PAIR.split(s[a:b])
+    if len(parts) == 1:
+        keys.append(_key(before, parts[0], after))
+        return
+    keys.append(_key(before, parts[0], " "))
+    keys.extend(parts[1:-1])  # each starts and ends with a bracket: never context-sensitive
+    keys.append(_key(" ", parts[-1], after))
+
+
+def _sentence_keys(s: str, keys: list[object]) -> None:
+    """Append the cache keys of one sentence's head chunks and tail.
+
+    A plain string key is a chunk whose tokens do not depend on its neighbours; ``(before,
+    chunk, after)`` a chunk that does; ``("$", text)`` a sentence tail: the last chunk, with
+    the closer-only chunks after it, the whitespace after them and the character before it.
+    """
+    if _SPLIT_ONLY_WS.search(s) is None:  # here str.split() and the regex engine agree on whitespace
+        chunks = s.split()
+        if not chunks:
+            return
+        last = chunks[-1]
+        if (
+            '"' not in s
+            and "'" not in s
+            and s.endswith(last)
+            and not _CLOSERS.issuperset(last)
+            and (len(s) <= _LONG or max(map(len, chunks)) <= _LONG)
+        ):
+            # The common sentence: no chunk depends on its neighbours, the tail is the last chunk.
+            keys.extend(chunks[:-1])
+            keys.append(("$", s[-len(last) - 1 :] if len(s) > len(last) else s))
+            return
+    spans = [m.span() for m in _CHUNK.finditer(s)]
+    if not spans:
+        return
+    n = len(spans) - 1
+    while n > 0 and _CLOSERS.issuperset(s[spans[n][0] : spans[n][1]]):
+        n -= 1
+    for a, b in spans[:n]:
+        _chunk_keys(s, a, b, keys)
+    a, b = spans[n]
+    if b - a > _LONG:
+        # A long tail chunk: the sentence-end patterns reach back to the character before its
+        # last period at most, so it is cut at the last bracket pair before that; the part
+        # before is tokenized as head chunks, the rest as the tail.
+        dot = s.rfind(".", a, b)
+        upper = dot - 1 if dot >= 0 else b - 1  # the last allowed cut index
+        m = _LAST_BRACKET_PAIR.search(s[a : upper + 1])
+        cut = a + m.start() if m else 0
+        if cut > a:
+            _chunk_keys(s, a, cut, keys)
+            keys.append(("$", " " + s[cut:]))
+            return
+    keys.append(("$", s[a - 1 if a else 0 :]))
+
+
+def _fill(misses: Iterable[object], cache: dict[object, tuple[str, ...]]) -> None:
+    """Tokenize the missed keys in two batches (head chunks, tails) and cache them."""
+    heads: list[tuple[object, str]] = []
+    tails: list[tuple[object, str]] = []
+    for key in misses:
+        if isinstance(key, str):
+            heads.append((key, " " + key + " "))  # context-free: any whitespace around it
+        elif len(key) == 2:
+            tails.append((key, key[1]))
+        else:
+            before, chunk, after = key
+            heads.append((key, before + chunk + after))
+    for batch, tail in ((heads, False), (tails, True)):
+        if batch:
+            for (key, _), tokens in zip(batch, _run_batch([piece for _, piece in batch], tail)):
+                cache[key] = tuple(tokens)
+
+
+def _run_batch(pieces: Sequence[str], tail: bool) -> list[list[str]]:
+    """The tokens of each piece, every pass run once over all of them."""
+    joined = "".join(pieces)
+    sep = next((c for c in _SEPARATORS if c not in joined), None)
+    if sep is None:  # every candidate occurs in the text: tokenize piece by piece
+        passes = _passes(None, tail)
+        return [passes.run(p).split() for p in pieces]
+    text = _passes(sep, tail).run(sep.join(pieces) + sep)
+    parts = text.split(sep)
+    return [part.split() for part in parts[: len(pieces)]]
