@@ -265,3 +265,84 @@ def test_person_names_one_pass_equals_a_search_per_name():
         per_name = [n for n in _PERSON_NAMES if re.search(rf"\b{n}\b", text)]
         hits = set(_PERSON_NAME_RE.findall(text))
         assert [n for n in _PERSON_NAMES if n in hits] == per_name, repr(text)
+
+
+# The word_tokenize checkers' loops in C (filter / map / compress / zip): each equal to the per-token
+# Python loop it replaced, verdict and reason, on random texts of mixed case, pronouns and punctuation.
+def _former_title_case(response):
+    from ifpo.verifiers.text import word_tokenize
+
+    for word in word_tokenize(response):
+        if not word or not word[0].isalpha():
+            continue
+        if len(word) == 1:
+            if word.islower():
+                return False, f"{word!r} is lower case"
+            continue
+        head, rest = word[0], word[1:]
+        if head.islower() and (rest.isupper() or rest.islower()):
+            return False, f"{word!r} is not capitalised"
+    return True, "title case"
+
+
+def _former_words_position(response, keyword):
+    from ifpo.verifiers.text import word_tokenize
+
+    keyword = keyword.strip().lower()
+    words = [t for t in word_tokenize(response) if any(ch.isalnum() for ch in t)]
+    if len(words) < 2:
+        return False, f"{len(words)} words"
+    ok = words[1].lower() == words[-2].lower() == keyword
+    return ok, f"second word {words[1]!r}, second to last {words[-2]!r}, expected {keyword!r}"
+
+
+def _former_overlap(response, reference_text, percentage):
+    from ifpo.verifiers.text import word_tokenize
+
+    def trigrams(text):
+        tokens = word_tokenize(text)
+        return {tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)}
+
+    grams = trigrams(response)
+    if not grams:
+        return False, "no trigrams"
+    share = 100 * len(grams & trigrams(reference_text)) / len(grams)
+    return percentage - 2 <= share <= percentage + 2, f"{share:.1f}% trigram overlap, expected {percentage}±2%"
+
+
+def _former_pronouns(response, n_min):
+    from ifpo.verifiers.rules.ifbench import _PRONOUNS
+    from ifpo.verifiers.text import word_tokenize
+
+    n = sum(1 for t in word_tokenize(response.replace("/", " ").lower()) if t in _PRONOUNS)
+    return n >= n_min, f"{n} pronouns, expected at least {n_min}"
+
+
+def _random_word_texts(n, seed=0):
+    import random
+
+    rng = random.Random(seed)
+    atoms = ["The", "the", "THE", "of", "Of", "iPhone", "eBay", "x", "X", "a", "I", "very", "Very", "VERY", "he",
+             "She", "THEY", "them", "his/her", "we", "you", "it", "\u24d0bc", "\xaa", "\xe9t\xe9", "\xc9t\xe9", "\u4e2d",
+             "3", "1st", "_", "__init__", "--", ".", ",", "!", "?", "'s", "n't", '"', "(", ")", "...", "-", "/"]
+    spaces = [" "] * 8 + ["\n", "  ", "\n\n", ". ", "! "]
+    return ["".join(rng.choice(atoms) + rng.choice(spaces) for _ in range(rng.randint(0, 14))) for _ in range(n)]
+
+
+def test_word_token_checkers_equal_their_former_loops():
+    import re
+
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert set(re.findall(r"[^\W_]", every)) == {c for c in every if c.isalnum()}  # the filter's class
+    title, position = REGISTRY.get("format:title_case"), REGISTRY.get("words:words_position")
+    overlap, pronouns = REGISTRY.get("ratio:overlap"), REGISTRY.get("count:pronouns")
+    texts = _random_word_texts(1500)
+    for i, text in enumerate(texts):
+        if not text.strip():
+            continue
+        assert tuple(run_checker(title, text, {})) == _former_title_case(text), repr(text)
+        assert tuple(run_checker(position, text, {"keyword": "very"})) == _former_words_position(text, "very")
+        other = texts[i - 1]
+        assert tuple(run_checker(overlap, text, {"reference_text": other, "percentage": 40})) == _former_overlap(
+            text, other, 40), repr(text)
+        assert tuple(run_checker(pronouns, text, {"N": 3})) == _former_pronouns(text, 3), repr(text)

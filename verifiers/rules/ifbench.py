@@ -32,6 +32,8 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import itertools
+import operator
 import re
 import string
 import unicodedata
@@ -56,6 +58,7 @@ SOURCE = "ifbench"
 _PUNCT = string.punctuation
 _PUNCT_SPACE = _PUNCT + " "
 _NO_PUNCT = str.maketrans("", "", _PUNCT)
+_HAS_ALNUM = re.compile(r"[^\W_]")
 _EMPTY = Check(False, "empty response")
 _WORD = re.compile(r"\w+")
 
@@ -136,7 +139,9 @@ def _count_words(text: str) -> int:
 
 def _alnum_tokens(text: str) -> list[str]:
     """``nltk.word_tokenize`` tokens that hold a letter or digit (standalone punctuation dropped)."""
-    return [t for t in word_tokenize(text) if any(ch.isalnum() for ch in t)]
+    # [^\W_] is the stdlib engine's str.isalnum() character (its \w is isalnum() or "_"), so the
+    # filter runs in C: the same tokens as any(ch.isalnum() for ch in t).
+    return list(filter(_HAS_ALNUM.search, word_tokenize(text)))
 
 
 def _n(value: Any) -> int:
@@ -331,7 +336,7 @@ def overlap(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     """
     def trigrams(text: str) -> set[tuple[str, ...]]:
         tokens = word_tokenize(text)
-        return {tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)}
+        return set(zip(tokens, tokens[1:], tokens[2:]))  # every run of three consecutive tokens
 
     grams = trigrams(response)
     if not grams:
@@ -428,7 +433,7 @@ def pronouns(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> pronouns('She gave it to them.', {'N': 3}).passed
     True
     """
-    n = sum(1 for t in word_tokenize(response.replace("/", " ").lower()) if t in _PRONOUNS)
+    n = sum(map(_PRONOUNS.__contains__, word_tokenize(response.replace("/", " ").lower())))
     return n >= p["N"], f"{n} pronouns, expected at least {p['N']}"
 
 
@@ -1016,8 +1021,10 @@ def title_case(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> title_case('The Quick Brown Fox', {}).passed
     True
     """
-    for word in word_tokenize(response):
-        if not word or not word[0].isalpha():
+    tokens = word_tokenize(response)  # never empty strings (split on whitespace)
+    # Only a token starting with a lower-case character can fail; the rest are skipped in C.
+    for word in itertools.compress(tokens, map(str.islower, map(operator.itemgetter(0), tokens))):
+        if not word[0].isalpha():
             continue
         if len(word) == 1:
             if word.islower():

@@ -1006,7 +1006,7 @@ def capital_word_frequency(response: str, p: Mapping[str, Any]) -> Check:
     """
     if not response or response.isspace():
         return _EMPTY
-    n = sum(1 for token in word_tokenize(response) if token.isupper())
+    n = sum(map(str.isupper, word_tokenize(response)))
     return _relation_check(n, "all-capital word", p["capital_relation"], p["capital_frequency"])
 
 
