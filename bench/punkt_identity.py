@@ -8,7 +8,8 @@ orthographic context, numbers, initials, ellipses, closing quotes and brackets, 
 whitespace), splits each with ``ifpo.verifiers._punkt.FastPunkt`` and with NLTK's
 ``PunktSentenceTokenizer`` on the same parameters, and counts the texts where sentences or spans
 differ (printing the first few). Then times both on the ``bench/checker_scaling.py`` shapes of
-``--mb`` megabytes, side by side. Exits 1 on any difference. ``tests/test_text.py`` runs the same
+``--mb`` megabytes and on an "essay" of distinct sentences (where the decision cache cannot help),
+side by side. Exits 1 on any difference. ``tests/test_text.py`` runs the same
 comparison on a few thousand texts.
 """
 
@@ -79,6 +80,26 @@ def random_text(rng: random.Random, max_tokens: int = 40) -> str:
     return ("" if rng.random() < 0.8 else rng.choice(_SPACES)) + "".join(parts)
 
 
+def essay(size: int, rng: random.Random) -> str:
+    """About ``size`` characters of distinct sentences over the model's vocabulary (every context new)."""
+    from punkt.data import english
+
+    vocab = sorted(w for w in english.ORTHO_CONTEXT if w.isalpha())
+    out: list[str] = []
+    n = 0
+    while n < size:
+        words = [rng.choice(vocab) for _ in range(rng.randint(4, 20))]
+        words[0] = words[0].capitalize()
+        if rng.random() < 0.2:
+            words[rng.randrange(len(words))] += ","
+        sentence = " ".join(words) + rng.choice(".........?!")
+        if rng.random() < 0.05:
+            sentence = f'"{sentence}"'
+        out += [sentence, "\n\n" if rng.random() < 0.1 else " "]
+        n += len(sentence) + 1
+    return "".join(out)[:size]
+
+
 def tokenizers():
     """(fast, reference): a fresh FastPunkt and NLTK's tokenizer, both on the English model."""
     from ifpo.verifiers._punkt import FastPunkt
@@ -120,17 +141,20 @@ def main(argv: list[str]) -> int:
     spec = importlib.util.spec_from_file_location("checker_scaling", REPO / "bench" / "checker_scaling.py")
     scaling = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scaling)
-    print(f"{'shape':<14} {'nltk s/MB':>10} {'fast s/MB':>10} {'speed-up':>9}")
-    for shape, text in scaling.shapes(int(args.mb * 1_000_000)).items():
+    size = int(args.mb * 1_000_000)
+    cases = {**scaling.shapes(size), "essay": essay(size, random.Random(args.seed))}
+    # CPU seconds as well as wall: on a shared machine the wall clock also counts other processes.
+    print(f"{'shape':<14} {'nltk wall':>9} {'cpu':>6} {'fast wall':>10} {'cpu':>6}  (s/MB; fast with an empty cache)")
+    for shape, text in cases.items():
         cold = type(fast)(reference._params)  # an empty decision cache: no help from earlier texts
-        t0 = time.perf_counter()
+        w0, c0 = time.perf_counter(), time.process_time()
         want = reference.tokenize(text)
-        t1 = time.perf_counter()
+        w1, c1 = time.perf_counter(), time.process_time()
         got = cold.tokenize(text)
-        t2 = time.perf_counter()
+        w2, c2 = time.perf_counter(), time.process_time()
         bad += got != want
-        print(f"{shape:<14} {(t1 - t0) / args.mb:10.3f} {(t2 - t1) / args.mb:10.3f} "
-              f"{(t1 - t0) / max(t2 - t1, 1e-9):8.1f}x{'' if got == want else '  DIFFERENT'}")
+        print(f"{shape:<14} {(w1 - w0) / args.mb:9.3f} {(c1 - c0) / args.mb:6.3f} {(w2 - w1) / args.mb:10.3f} "
+              f"{(c2 - c1) / args.mb:6.3f}{'' if got == want else '  DIFFERENT'}")
     return 1 if bad else 0
 
 

@@ -40,6 +40,11 @@ _ASCII_WS = " \t\n\r\x0b\x0c"
 # A sentence realignment match must start with one of these (the first class of NLTK's pattern).
 _CLOSERS = frozenset("\"')]}\u2018\u2019\u201c\u201d\xab\xbb")
 
+# The usual context, "word. Next": letters or digits, a period, whitespace, letters or digits. NLTK's
+# word pattern makes exactly these two words of it ([^\W_] is str.isalnum(): no character NLTK's
+# pattern treats specially, and none that either engine calls whitespace).
+_SIMPLE_CONTEXT = re.compile(r"([^\W_]+\.)[ \t\r\n]+([^\W_]+)")
+
 _CACHE_LIMIT = 100_000  # entries per cache before it is emptied (bounds memory on huge varied inputs)
 _CACHE_KEY_MAX = 120  # longer contexts are decided without caching
 
@@ -111,9 +116,13 @@ class FastPunkt:
             raise ValueError("FastPunkt: NLTK's candidate pattern changed its groups; use NLTK's tokenizer")
         self._abbrevs = frozenset(params.abbrev_types)
         self._collocations = frozenset(params.collocations)
+        self._collocation_firsts = frozenset(first for first, _ in self._collocations)
         self._starters = frozenset(params.sent_starters)
         self._ortho: Mapping[str, int] = dict(params.ortho_context)
+        # Caches: decision per candidate context; facts per word before / after a candidate.
         self._decisions: dict[str, bool] = {}
+        self._before: dict[str, tuple[bool, bool, str, bool]] = {}
+        self._after: dict[str, tuple[str, bool, bool | str, bool, bool]] = {}
 
     # -- public API -------------------------------------------------------------------------
 
@@ -245,20 +254,74 @@ class FastPunkt:
     # -- the decision for one context --------------------------------------------------------
 
     def _decide(self, ctx: str) -> bool:
-        """Whether ``ctx`` holds a sentence break before its last word (``text_contains_sentbreak``)."""
-        words: list[str] = []
-        for line in ctx.split("\n"):
-            if line.strip():
-                words.extend(self._words.findall(line))
-        breaks = self._breaks
-        found = any(breaks(words[i], words[i + 1]) for i in range(len(words) - 1))
+        """Whether ``ctx`` holds a sentence break before its last word (``text_contains_sentbreak``).
+
+        Only a word that is "?" or "!" or ends in "." can be a break; one that ends in "." is
+        decided by :meth:`_period_break` with the word after it.
+        """
+        simple = _SIMPLE_CONTEXT.fullmatch(ctx)
+        if simple is not None:
+            found = self._period_break(simple.group(1), simple.group(2))
+            if len(ctx) <= _CACHE_KEY_MAX:
+                if len(self._decisions) >= _CACHE_LIMIT:
+                    self._decisions.clear()
+                self._decisions[ctx] = found
+            return found
+        if "\n" in ctx:
+            words: list[str] = []
+            for line in ctx.split("\n"):
+                if line.strip():
+                    words.extend(self._words.findall(line))
+        else:
+            words = self._words.findall(ctx) if ctx.strip() else []
+        found = False
+        for i in range(len(words) - 1):
+            tok = words[i]
+            if tok[-1] == ".":
+                if self._period_break(tok, words[i + 1]):
+                    found = True
+                    break
+            elif tok == "?" or tok == "!":
+                found = True
+                break
         if len(ctx) <= _CACHE_KEY_MAX:
             if len(self._decisions) >= _CACHE_LIMIT:
                 self._decisions.clear()
             self._decisions[ctx] = found
         return found
 
+    def _period_break(self, tok: str, nxt: str) -> bool:
+        """Whether word ``tok`` (ending in ".") ends a sentence when ``nxt`` follows: NLTK's first
+        pass on ``tok``, then its second pass on the pair (collocation, orthographic, frequent
+        starter and initial / ordinal heuristics), from per-word facts cached by word."""
+        before = self._before.get(tok)
+        if before is None:
+            before = self._before_facts(tok)
+        after = self._after.get(nxt)
+        if after is None:
+            after = self._after_facts(nxt)
+        sentbreak, abbr_or_ellipsis, typ, initial = before
+        next_type, upper, ortho, starter, never_lower = after
+        if typ in self._collocation_firsts and (typ, next_type) in self._collocations:
+            return False
+        if abbr_or_ellipsis and not initial:
+            if ortho is True:
+                return True
+            if upper and starter:
+                return True
+        if initial or typ == "##number##":
+            if ortho is False:
+                return False
+            if ortho == _UNKNOWN and initial and upper and never_lower:
+                return False
+        return sentbreak
+
     def _type(self, tok: str) -> str:
+        """The word's type: lower case, a number as ``##number##`` (NLTK's ``PunktToken.type``)."""
+        head = tok[:3]
+        if head.isascii() and head.isalpha():
+            # A number needs a digit among its first three characters: skip the pattern for words.
+            return tok.lower()
         return self._numeric.sub("##number##", tok.lower())
 
     def _first_pass(self, tok: str) -> tuple[bool, bool, bool]:
@@ -274,33 +337,29 @@ class FastPunkt:
             return True, False, False
         return False, False, False
 
-    def _breaks(self, tok: str, nxt: str) -> bool:
-        """Whether word ``tok`` ends a sentence when ``nxt`` follows (both annotation passes)."""
+    def _before_facts(self, tok: str) -> tuple[bool, bool, str, bool]:
+        """(first-pass sentbreak, abbreviation or ellipsis, type without its period, is an initial)."""
         sentbreak, abbr, ellipsis = self._first_pass(tok)
-        if not tok.endswith("."):
-            return sentbreak
         typ = self._type(tok)
         if len(typ) > 1 and typ[-1] == ".":
             typ = typ[:-1]
-        next_type = self._type(nxt)
-        if self._first_pass(nxt)[0] and len(next_type) > 1 and next_type[-1] == ".":
-            next_type = next_type[:-1]
-        initial = self._initial.match(tok) is not None
-        if (typ, next_type) in self._collocations:
-            return False
-        if (abbr or ellipsis) and not initial:
-            if self._ortho_heuristic(nxt, next_type) is True:
-                return True
-            if nxt[0].isupper() and next_type in self._starters:
-                return True
-        if initial or typ == "##number##":
-            ortho = self._ortho_heuristic(nxt, next_type)
-            if ortho is False:
-                return False
-            if (ortho == _UNKNOWN and initial and nxt[0].isupper()
-                    and not self._ortho.get(next_type, 0) & _LC):
-                return False
-        return sentbreak
+        # An initial is one letter and a period (the pattern decides what counts as a letter).
+        initial = len(tok) == 2 and tok[1] == "." and self._initial.match(tok) is not None
+        facts = (sentbreak, abbr or ellipsis, typ, initial)
+        _remember(self._before, tok, facts)
+        return facts
+
+    def _after_facts(self, tok: str) -> tuple[str, bool, bool | str, bool, bool]:
+        """Of a word following a candidate: (type without a sentence period, starts upper case,
+        orthographic heuristic, frequent sentence starter, never seen lower case)."""
+        typ = self._type(tok)
+        if self._first_pass(tok)[0] and len(typ) > 1 and typ[-1] == ".":
+            typ = typ[:-1]
+        context = self._ortho.get(typ, 0)
+        upper = tok[0].isupper()
+        facts = (typ, upper, self._ortho_heuristic(tok, typ), typ in self._starters, not context & _LC)
+        _remember(self._after, tok, facts)
+        return facts
 
     def _ortho_heuristic(self, tok: str, typ: str) -> bool | str:
         """True / False / "unknown": does word ``tok`` (type ``typ``) start a sentence?"""
@@ -314,3 +373,10 @@ class FastPunkt:
             return False
         return _UNKNOWN
 
+
+def _remember(cache: dict, key: str, value: Any) -> None:
+    """Store a per-word fact, emptying the cache first when it is full (bounded memory)."""
+    if len(key) <= _CACHE_KEY_MAX:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = value
