@@ -47,7 +47,7 @@ _FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f]")
 # A chunk is a run of what the regex engine does not call whitespace (the patterns' view).
 _CHUNK = regex.compile(r"\S+")
 # Candidates for the separator joining cache misses: noncharacters, not word, digit or space.
-_SEPARATORS = [chr(c) for c in range(0xFDD0, 0xFDF0)]
+_SEPARATORS = [chr(c) for c in range(0xFDD7, 0xFDF0)]
 
 _LONG = 64  # chunks longer than this are cut between adjacent brackets (deep nesting)
 # Between two brackets: where a long chunk may be cut.
@@ -194,22 +194,49 @@ def tokenize_sentences(sentences: Iterable[str]) -> list[str]:
         _fill(set(keys), local)
         return list(chain.from_iterable(map(local.__getitem__, keys)))
     for key in misses:  # long pieces (one huge line) would only bloat the cache
-        if len(key if isinstance(key, str) else key[1]) > _CACHE_KEY_MAX:
+        if len(key if isinstance(key, str) else key[1]) > _CACHE_KEY_MAX + 2:
             cache.pop(key, None)
     return tokens
 
 
 _CACHE: dict[object, tuple[str, ...]] = {}
 
+# Cache keys. A head chunk whose tokens do not depend on its neighbours is its own key; one that
+# does (it starts with " or '', or ends with ') carries a marker of the character before it
+# (sentence start, a space, other whitespace) and/or after it (sentence end, a space, other
+# whitespace); a sentence tail is _TAIL + its text. The markers are noncharacters: a sentence
+# that holds one (or a character only str.split() calls whitespace) is keyed with tuples instead,
+# which no string key can equal.
+_BEFORE = {"": "\ufdd0", " ": "\ufdd1"}  # anything else: "\ufdd2"
+_AFTER = {"": "\ufdd3", " ": "\ufdd4"}  # anything else: "\ufdd5"
+_CONTEXT = {"\ufdd0": "", "\ufdd1": " ", "\ufdd2": "\t", "\ufdd3": "", "\ufdd4": " ", "\ufdd5": "\t"}
+_TAIL = "\ufdd6"
+_UNMARKABLE = re.compile("[\x1c-\x1f\ufdd0-\ufdef]")
+_QUOTE_START = re.compile("(?:^|(?<=(\\s)))(?=\"|'')")  # a chunk starting with " or ''
+_APOSTROPHE_END = re.compile("(?<=')(?=(\\s)|\\Z)")  # a chunk ending with '
+_MARKERS = re.compile("[\ufdd0-\ufdef]")
 
-def _key(before: str, piece: str, after: str) -> object:
-    """The cache key of a head piece: itself, or with its context classes where they matter."""
-    if piece[0] == '"' or piece.startswith("''") or piece[-1] == "'":
-        return (before if before in ("", " ") else "\t", piece, after if after in ("", " ") else "\t")
-    return piece
+
+def _before_mark(m: re.Match[str]) -> str:
+    return _BEFORE.get(m.group(1) or "", "\ufdd2")
 
 
-def _chunk_keys(s: str, a: int, b: int, keys: list[object]) -> None:
+def _after_mark(m: re.Match[str]) -> str:
+    return _AFTER.get(m.group(1) or "", "\ufdd5")
+
+
+def _key(before: str, piece: str, after: str, strings: bool) -> object:
+    """The key of a head piece from the characters around it ("" at the sentence's edges)."""
+    starts, ends = piece[0] == '"' or piece.startswith("''"), piece[-1] == "'"
+    if strings:
+        if starts:
+            piece = _BEFORE.get(before, "\ufdd2") + piece
+        return piece + _AFTER.get(after, "\ufdd5") if ends else piece
+    before = (before if before in ("", " ") else "\t") if starts else " "
+    return (before, piece, (after if after in ("", " ") else "\t") if ends else " ")
+
+
+def _chunk_keys(s: str, a: int, b: int, keys: list[object], strings: bool) -> None:
     """Append the keys of the head chunk ``s[a:b]``; a long one is cut between adjacent brackets.
 
     Brackets are padded with spaces before any pattern could see them next to each other (no
@@ -218,40 +245,46 @@ def _chunk_keys(s: str, a: int, b: int, keys: list[object]) -> None:
     before = s[a - 1] if a else ""
     after = s[b] if b < len(s) else ""
     if b - a <= _LONG:
-        keys.append(_key(before, s[a:b], after))
+        keys.append(_key(before, s[a:b], after, strings))
         return
     parts = _BRACKET_PAIR.split(s[a:b])
     if len(parts) == 1:
-        keys.append(_key(before, parts[0], after))
+        keys.append(_key(before, parts[0], after, strings))
         return
-    keys.append(_key(before, parts[0], " "))
-    keys.extend(parts[1:-1])  # each starts and ends with a bracket: never context-sensitive
-    keys.append(_key(" ", parts[-1], after))
+    keys.append(_key(before, parts[0], " ", strings))
+    # Bracket to bracket: never context-sensitive.
+    keys.extend(parts[1:-1] if strings else ((" ", part, " ") for part in parts[1:-1]))
+    keys.append(_key(" ", parts[-1], after, strings))
 
 
 def _sentence_keys(s: str, keys: list[object]) -> None:
     """Append the cache keys of one sentence's head chunks and tail.
 
-    A plain string key is a chunk whose tokens do not depend on its neighbours; ``(before,
-    chunk, after)`` a chunk that does; ``("$", text)`` a sentence tail: the last chunk, with
-    the closer-only chunks after it, the whitespace after them and the character before it.
+    The tail is the last chunk, with the closer-only chunks after it, the whitespace after
+    them and the character before it.
     """
-    if _SPLIT_ONLY_WS.search(s) is None:  # here str.split() and the regex engine agree on whitespace
+    unusual = _UNMARKABLE.search(s)
+    if unusual is None:  # here str.split() and the regex engine agree on whitespace
         chunks = s.split()
         if not chunks:
             return
         last = chunks[-1]
-        if (
-            '"' not in s
-            and "'" not in s
-            and s.endswith(last)
-            and not _CLOSERS.issuperset(last)
-            and (len(s) <= _LONG or max(map(len, chunks)) <= _LONG)
+        if s.endswith(last) and not _CLOSERS.issuperset(last) and (
+            len(s) <= _LONG or max(map(len, chunks)) <= _LONG
         ):
-            # The common sentence: no chunk depends on its neighbours, the tail is the last chunk.
+            # The common sentence: the tail is the last chunk; marked chunks are their own keys.
+            marked = s
+            if '"' in s or "''" in s:
+                marked = _QUOTE_START.sub(_before_mark, marked)
+            if "'" in s:
+                marked = _APOSTROPHE_END.sub(_after_mark, marked)
+            if marked is not s:
+                chunks = marked.split()  # the same chunks, some with a marker at an end
             keys.extend(chunks[:-1])
-            keys.append(("$", s[-len(last) - 1 :] if len(s) > len(last) else s))
+            keys.append(_TAIL + (s[-len(last) - 1 :] if len(s) > len(last) else s))
             return
+    # By character spans; with tuple keys where the sentence holds a marker character itself.
+    strings = unusual is None or _MARKERS.search(s) is None
     spans = [m.span() for m in _CHUNK.finditer(s)]
     if not spans:
         return
@@ -259,8 +292,9 @@ def _sentence_keys(s: str, keys: list[object]) -> None:
     while n > 0 and _CLOSERS.issuperset(s[spans[n][0] : spans[n][1]]):
         n -= 1
     for a, b in spans[:n]:
-        _chunk_keys(s, a, b, keys)
+        _chunk_keys(s, a, b, keys, strings)
     a, b = spans[n]
+    tail = s[a - 1 if a else 0 :]
     if b - a > _LONG:
         # A long tail chunk: the sentence-end patterns reach back to the character before its
         # last period at most, so it is cut at the last bracket pair before that; the part
@@ -270,10 +304,9 @@ def _sentence_keys(s: str, keys: list[object]) -> None:
         m = _LAST_BRACKET_PAIR.search(s[a : upper + 1])
         cut = a + m.start() if m else 0
         if cut > a:
-            _chunk_keys(s, a, cut, keys)
-            keys.append(("$", " " + s[cut:]))
-            return
-    keys.append(("$", s[a - 1 if a else 0 :]))
+            _chunk_keys(s, a, cut, keys, strings)
+            tail = " " + s[cut:]
+    keys.append(_TAIL + tail if strings else ("$", tail))
 
 
 def _fill(misses: Iterable[object], cache: dict[object, tuple[str, ...]]) -> None:
@@ -282,12 +315,21 @@ def _fill(misses: Iterable[object], cache: dict[object, tuple[str, ...]]) -> Non
     tails: list[tuple[object, str]] = []
     for key in misses:
         if isinstance(key, str):
-            heads.append((key, " " + key + " "))  # context-free: any whitespace around it
+            if key[0] == _TAIL:
+                tails.append((key, key[1:]))
+                continue
+            piece = key
+            before = _CONTEXT.get(piece[0])
+            if before is not None:
+                piece = piece[1:]
+            after = _CONTEXT.get(piece[-1])
+            if after is not None:
+                piece = piece[:-1]
+            heads.append((key, (" " if before is None else before) + piece + (" " if after is None else after)))
         elif len(key) == 2:
             tails.append((key, key[1]))
         else:
-            before, chunk, after = key
-            heads.append((key, before + chunk + after))
+            heads.append((key, "".join(key)))
     for batch, tail in ((heads, False), (tails, True)):
         if batch:
             for (key, _), tokens in zip(batch, _run_batch([piece for _, piece in batch], tail)):

@@ -334,9 +334,11 @@ def overlap(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ... {'reference_text': 'the cat sat on the mat', 'percentage': 100}).passed
     True
     """
-    def trigrams(text: str) -> set[tuple[str, ...]]:
+    def trigrams(text: str) -> set[str]:
+        # Every run of three consecutive tokens, as one string: tokens hold no whitespace, so
+        # "a b c" stands for exactly one triple (strings, unlike tuples, cost the GC nothing).
         tokens = word_tokenize(text)
-        return set(zip(tokens, tokens[1:], tokens[2:]))  # every run of three consecutive tokens
+        return set(map(" ".join, zip(tokens, tokens[1:], tokens[2:])))
 
     grams = trigrams(response)
     if not grams:
