@@ -365,8 +365,46 @@ def split_sentences(text: str) -> list[str]:
             if piece is not line and not _MAYBE_END.search(piece[:-1]):
                 sentences.append(piece.strip())  # a piece of a long line cut at a boundary: one sentence
                 continue
-            sentences += [s.strip() for s in _segmenter().segment(piece) if s.strip()]
+            plain = _plain_sentences(piece)
+            if plain is None:
+                plain = [s.strip() for s in _segmenter().segment(piece) if s.strip()]
+            sentences += plain
     return [s for s in sentences if any(ch.isalnum() for ch in s)]
+
+
+# Plain prose pysbd has nothing to decide in: ASCII letters, spaces, "," ";" ":" and terminators that
+# follow a letter and precede a space or the end. Read rule by rule (pysbd 0.3.4, English), such a
+# piece holds no list marker, number, quote, bracket, dash, ellipsis, double or continued
+# punctuation, e-mail or file name, so the only rules left to fire are: an abbreviation ("Dr.",
+# "is.", any of its list) or a single letter ("A.", "a." as a list item) before ".", the
+# exclamation words ("Yahoo!", "Yum!"), "Co. KG", and "!" before a space and a lower-case letter
+# (mid-sentence). A piece with one of the first three goes to pysbd; otherwise every terminator
+# ends a sentence except such a mid-sentence "!". Skipping pysbd there is 100x faster; a test
+# compares this with pysbd on hand-picked and thousands of random pieces.
+_PLAIN_PIECE = re.compile(r"(?:[A-Za-z,;: ]|(?<=[A-Za-z])[.!?](?= |\Z))+")
+_WORD_BEFORE_PERIOD = re.compile(r"(?<![A-Za-z])[A-Za-z]+(?=\.)")
+_PLAIN_BOUNDARY = re.compile(r"(?<=[.?])|(?<=!)(?! [a-z])")
+
+
+@lru_cache(maxsize=1)
+def _pysbd_abbreviations() -> frozenset[str]:
+    from pysbd.lang.english import English
+
+    return frozenset(a.strip().lower() for a in English.Abbreviation.ABBREVIATIONS)
+
+
+def _plain_sentences(piece: str) -> list[str] | None:
+    """pysbd's sentences of a plain-prose ``piece`` (stripped, empty ones dropped), or None when
+    the piece is not plain prose and pysbd must decide."""
+    if not _PLAIN_PIECE.fullmatch(piece) or piece != piece.strip():
+        return None
+    if "Yahoo!" in piece or "Yum!" in piece or "Co. KG" in piece:
+        return None
+    abbreviations = _pysbd_abbreviations()
+    for word in _WORD_BEFORE_PERIOD.findall(piece):
+        if len(word) < 2 or word.lower() in abbreviations:
+            return None
+    return [s.strip() for s in _PLAIN_BOUNDARY.split(piece) if s.strip()]
 
 
 # pysbd's cost grows with the square of the text it is given (a 20 KB line takes seconds, 1 MB an
