@@ -346,3 +346,22 @@ def test_word_token_checkers_equal_their_former_loops():
         assert tuple(run_checker(overlap, text, {"reference_text": other, "percentage": 40})) == _former_overlap(
             text, other, 40), repr(text)
         assert tuple(run_checker(pronouns, text, {"N": 3})) == _former_pronouns(text, 3), repr(text)
+
+
+def test_sentence_increment_word_counts_equal_translate_then_split():
+    """sentence:increment counts words with one regex scan; the reference deletes punctuation and splits."""
+    import random
+    import string
+
+    from ifpo.verifiers.rules.ifbench import _CHUNK_NOT_ALL_PUNCT, _NO_PUNCT
+
+    rng = random.Random(0)
+    atoms = ["word", "a", "I", "\xe9t\xe9", "\u4e2d\u6587", "3.5", "e.g.", "--", "...", "'", '"', "(x)", "\U0001f600",
+             *string.punctuation, " ", " ", "\n", "\t", "\r\n", "\xa0", "\u3000", "\x1c", "\x85", "\u2028", "\x0b"]
+    increment = REGISTRY.get("sentence:increment")
+    for _ in range(3000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 30)))
+        assert len(_CHUNK_NOT_ALL_PUNCT.findall(text)) == len(text.translate(_NO_PUNCT).split()), repr(text)
+    # and the checker's verdict and message on a shape that passes (all counts computed)
+    assert run_checker(increment, "I run. I run fast! I run very fast?", {"small_n": 1}) == (
+        True, "word counts [2, 3, 4]")
