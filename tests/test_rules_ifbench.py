@@ -365,3 +365,22 @@ def test_sentence_increment_word_counts_equal_translate_then_split():
     # and the checker's verdict and message on a shape that passes (all counts computed)
     assert run_checker(increment, "I run. I run fast! I run very fast?", {"small_n": 1}) == (
         True, "word counts [2, 3, 4]")
+
+
+def test_ending_counts_equal_the_former_sums():
+    import importlib.util
+    import random
+    from pathlib import Path
+
+    from ifpo.verifiers.rules.ifbench import _ending_counts
+    from ifpo.verifiers.text import punkt_sentences
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "punkt_identity.py"
+    spec = importlib.util.spec_from_file_location("punkt_identity", path)
+    identity = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(identity)
+    rng = random.Random(0)
+    for _ in range(500):
+        text = identity.random_text(rng)
+        sentences = punkt_sentences(text)
+        assert _ending_counts(text) == tuple(sum(s.endswith(c) for s in sentences) for c in ".?!"), repr(text)

@@ -255,12 +255,8 @@ def stop_words(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 
 
 def _ending_counts(response: str) -> tuple[int, int, int]:
-    sentences = punkt_sentences(response)
-    return (
-        sum(s.endswith(".") for s in sentences),
-        sum(s.endswith("?") for s in sentences),
-        sum(s.endswith("!") for s in sentences),
-    )
+    ends = [s[-1:] for s in punkt_sentences(response)]  # each sentence's last character ("" if empty)
+    return ends.count("."), ends.count("?"), ends.count("!")
 
 
 @_ifbench("ratio:sentence_type", description="Maintain a 2:1 ratio of declarative to interrogative sentences.")
