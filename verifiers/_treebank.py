@@ -71,50 +71,49 @@ class _Passes:
         end = r"$" if sep is None else rf"(?=\n?{x})"
         end_all = r"$" if sep is None else rf"(?={x})"  # after \s*: the very end
         self.sep = sep
-        steps: list[tuple[object, str]] = [
+        quote, colon, dot = ('"',), (",", ":"), (".",)
+        # (pattern, replacement, substrings of which a match holds at least one: a pass whose
+        # substrings are all absent cannot match and is skipped)
+        steps: list[tuple[str, str, tuple[str, ...]]] = [
             # Opening quotes: guillemet/curly/low-9 quotes and backtick runs stand alone; a
             # double quote opening the sentence, or after a space or opening bracket, and ''
             # after those, become ``; an apostrophe before a word that is not a clitic is cut off.
-            (regex.compile("([\u00ab\u201c\u2018\u201e]|`+)"), r" \1 "),
-            (regex.compile(start + '"'), "``"),
-            (regex.compile("(``)"), r" \1 "),
+            ("([\u00ab\u201c\u2018\u201e]|`+)", r" \1 ", ("\u00ab", "\u201c", "\u2018", "\u201e", "`")),
+            (start + '"', "``", quote),
+            ("(``)", r" \1 ", ("``",)),
             # (look-behind: the character before is never part of another match)
-            (regex.compile("(?<=[ ([{<])(?:\"|'')"), " `` "),
-            (regex.compile(r"(?i)(?<!\w)(')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)"), r"\1 "),
+            ("(?<=[ ([{<])(?:\"|'')", " `` ", quote + ("''",)),
+            (r"(?i)(?<!\w)(')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)", r"\1 ", ("'",)),
         ]
+        if tail:  # a final period (not part of "..") with closers and spaces after it
+            steps.append((rf"([^.{x}])(\.)([\])}}>\"'\u00bb\u201d\u2019 ]*+)\s*{end_all}", r"\1 \2 \3 ", dot))
+        steps.append((rf"([:,])([^\d{x}])", r" \1 \2", colon))  # , and : unless before a digit
         if tail:
-            # A final period (not part of "..") with closers and spaces after it.
-            steps.append(
-                (regex.compile(rf"([^.{x}])(\.)([\])}}>\"'\u00bb\u201d\u2019 ]*+)\s*{end_all}"), r"\1 \2 \3 ")
-            )
-        steps.append((regex.compile(rf"([:,])([^\d{x}])"), r" \1 \2"))  # , and : unless before a digit
+            steps.append((rf"([:,]){end}", r" \1 ", colon))
+        steps.append((r"\.{2,}", r" \g<0> ", ("..",)))  # ellipses
+        # Characters padded with spaces wherever they are. Consecutive ones are one pass (each
+        # character gets " c " either way); the final period's second pattern sits between two.
+        pads = [";@#$%&", "\u2012\u2013\u2014\u2015"]  # ..., figure/en/em dashes, horizontal bar
         if tail:
-            steps.append((regex.compile(rf"([:,]){end}"), r" \1 "))
-        steps += [
-            (regex.compile(r"\.{2,}"), r" \g<0> "),  # ellipses
-            (regex.compile("[;@#$%&]"), r" \g<0> "),
-            (regex.compile("[\u2012-\u2015]"), r" \g<0> "),  # figure, en, em dashes, horizontal bar
-        ]
-        if tail:
-            steps.append((regex.compile(rf"([^.{x}])(\.)([\])}}>\"']*)\s*{end_all}"), r"\1 \2\3 "))
-        steps += [
-            (regex.compile("[?!]"), r" \g<0> "),
-            (regex.compile(rf"([^'{x}])' "), r"\1 ' "),
-            (regex.compile("[*]"), r" \g<0> "),
-            (regex.compile(r"[\]\[(){}<>]"), r" \g<0> "),  # brackets
-            (regex.compile("--"), " -- "),
-        ]
-        self.before_pad = steps
-        self.after_pad: list[tuple[object, str]] = [
+            steps.append(_pad_step(pads))
+            steps.append((rf"([^.{x}])(\.)([\])}}>\"']*)\s*{end_all}", r"\1 \2\3 ", dot))
+            pads = []
+        steps.append(_pad_step([*pads, "?!"]))
+        steps.append((rf"([^'{x}])' ", r"\1 ' ", ("' ",)))
+        steps.append(_pad_step(["*", "[](){}<>"]))
+        steps.append(("--", " -- ", ("--",)))
+        self.before_pad = [(regex.compile(p), r, t) for p, r, t in steps]
+        after = [
             # Closing quotes, then whitespace collapsed, then clitics split off at word ends.
-            (regex.compile("([\u00bb\u201d\u2019])"), r" \1 "),
-            (regex.compile("''"), " '' "),
-            (regex.compile('"'), " '' "),
+            ("([\u00bb\u201d\u2019])", r" \1 ", ("\u00bb", "\u201d", "\u2019")),
+            ("''", " '' ", ("''",)),
+            ('"', " '' ", quote),
         ]
+        self.after_pad = [(regex.compile(p), r, t) for p, r, t in after]
         # (look-behinds: a match ends in a space, which the next one's first class excludes)
-        self.clitics: list[tuple[object, str]] = [
-            (regex.compile(r"(?<=[^' ])('[sS]|'[mM]|'[dD]|') "), r" \1 "),
-            (regex.compile(r"(?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r" \1 "),
+        self.clitics = [
+            (regex.compile(r"(?<=[^' ])('[sS]|'[mM]|'[dD]|') "), r" \1 ", ("'",)),
+            (regex.compile(r"(?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r" \1 ", ("'",)),
         ]
         # The contractions use the stdlib engine, as NLTK compiles them.
         words = [
@@ -134,20 +133,23 @@ class _Passes:
         self.literals = ["cannot", "d'ye", "gimme", "gonna", "gotta", "lemme", "more'n", "wanna", "'tis", "'twas"]
 
     def run(self, text: str) -> str:
-        for pattern, repl in self.before_pad:
-            text = pattern.sub(repl, text)
+        for pattern, repl, needs in self.before_pad:
+            if any(n in text for n in needs):
+                text = pattern.sub(repl, text)
         if self.sep is None:
             text = " " + text + " "
         else:  # every piece gets its own outer spaces
             text = " " + text.replace(self.sep, f" {self.sep} ")
-        for pattern, repl in self.after_pad:
-            text = pattern.sub(repl, text)
+        for pattern, repl, needs in self.after_pad:
+            if any(n in text for n in needs):
+                text = pattern.sub(repl, text)
         if _SPLIT_ONLY_WS.search(text):
             text = _WS_RUN.sub(" ", text)
         else:  # the same collapse of whitespace runs, where str.split() and \s agree
             text = " " + " ".join(text.split()) + " "
-        for pattern, repl in self.clitics:
-            text = pattern.sub(repl, text)
+        for pattern, repl, needs in self.clitics:
+            if any(n in text for n in needs):
+                text = pattern.sub(repl, text)
         # Under re's case folding only these non-ASCII letters match the contractions' letters
         # (i: U+0130, U+0131; s: U+017F); elsewhere a match needs its literal in the lowered text.
         folded = _FOLDS_TO_ASCII.search(text) is not None
@@ -156,6 +158,12 @@ class _Passes:
             if folded or literal in lowered:
                 text = pattern.sub(r" \1 \2 ", text)
         return text
+
+
+def _pad_step(groups: list[str]) -> tuple[str, str, tuple[str, ...]]:
+    """One pass putting a space on each side of every character of ``groups``."""
+    chars = "".join(groups)
+    return "[" + "".join("\\" + c if c in "[]\\^-" else c for c in chars) + "]", r" \g<0> ", tuple(chars)
 
 
 @lru_cache(maxsize=8)
@@ -311,32 +319,38 @@ def _sentence_keys(s: str, keys: list[object]) -> None:
 
 def _fill(misses: Iterable[object], cache: dict[object, tuple[str, ...]]) -> None:
     """Tokenize the missed keys in two batches (head chunks, tails) and cache them."""
-    heads: list[tuple[object, str]] = []
-    tails: list[tuple[object, str]] = []
+    plain: list[str] = []  # context-free head chunks, the most common miss
+    heads: list[object] = []
+    head_pieces: list[str] = []
+    tails: list[object] = []
+    tail_pieces: list[str] = []
     for key in misses:
-        if isinstance(key, str):
-            if key[0] == _TAIL:
-                tails.append((key, key[1:]))
-                continue
-            piece = key
-            before = _CONTEXT.get(piece[0])
-            if before is not None:
-                piece = piece[1:]
-            after = _CONTEXT.get(piece[-1])
-            if after is not None:
-                piece = piece[:-1]
-            heads.append((key, (" " if before is None else before) + piece + (" " if after is None else after)))
+        if type(key) is str:
+            first, last = key[0], key[-1]
+            if first == _TAIL:
+                tails.append(key)
+                tail_pieces.append(key[1:])
+            elif first in _CONTEXT or last in _CONTEXT:
+                before, after = _CONTEXT.get(first), _CONTEXT.get(last)
+                piece = key[(before is not None) : len(key) - (after is not None)]
+                heads.append(key)
+                head_pieces.append((" " if before is None else before) + piece + (" " if after is None else after))
+            else:
+                plain.append(key)
         elif len(key) == 2:
-            tails.append((key, key[1]))
+            tails.append(key)
+            tail_pieces.append(key[1])
         else:
-            heads.append((key, "".join(key)))
-    for batch, tail in ((heads, False), (tails, True)):
+            heads.append(key)
+            head_pieces.append("".join(key))
+    heads += plain
+    head_pieces += map(" {} ".format, plain)
+    for batch, pieces, tail in ((heads, head_pieces, False), (tails, tail_pieces, True)):
         if batch:
-            for (key, _), tokens in zip(batch, _run_batch([piece for _, piece in batch], tail)):
-                cache[key] = tuple(tokens)
+            cache.update(zip(batch, map(tuple, _run_batch(pieces, tail))))
 
 
-def _run_batch(pieces: Sequence[str], tail: bool) -> list[list[str]]:
+def _run_batch(pieces: Sequence[str], tail: bool) -> Iterable[list[str]]:
     """The tokens of each piece, every pass run once over all of them."""
     joined = "".join(pieces)
     sep = next((c for c in _SEPARATORS if c not in joined), None)
@@ -345,4 +359,5 @@ def _run_batch(pieces: Sequence[str], tail: bool) -> list[list[str]]:
         return [passes.run(p).split() for p in pieces]
     text = _passes(sep, tail).run(sep.join(pieces) + sep)
     parts = text.split(sep)
-    return [part.split() for part in parts[: len(pieces)]]
+    del parts[len(pieces) :]  # what follows the last separator
+    return map(str.split, parts)
