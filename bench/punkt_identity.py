@@ -1,6 +1,7 @@
 """The fast Punkt splitter against NLTK's: identical sentences and spans on random texts, and speed.
 
     python bench/punkt_identity.py [--texts 200000] [--seed 0] [--mb 0.25]
+    python bench/punkt_identity.py --checkers [TYPE ...] [--mb 0.25]
 
 Generates ``--texts`` seeded random texts from a token alphabet biased towards what Punkt decides
 on (the English model's abbreviations, collocations and sentence starters, words of every
@@ -9,8 +10,10 @@ whitespace), splits each with ``ifpo.verifiers._punkt.FastPunkt`` and with NLTK'
 ``PunktSentenceTokenizer`` on the same parameters, and counts the texts where sentences or spans
 differ (printing the first few). Then times both on the ``bench/checker_scaling.py`` shapes of
 ``--mb`` megabytes and on an "essay" of distinct sentences (where the decision cache cannot help),
-side by side. Exits 1 on any difference. ``tests/test_text.py`` runs the same
-comparison on a few thousand texts.
+side by side. Exits 1 on any difference. ``tests/test_text.py`` runs the same comparison on a few
+thousand texts. With ``--checkers``: the worst seconds per MB of the Punkt-based rule checkers
+with NLTK's splitter and with FastPunkt, wall and CPU, side by side (exits 1 when one is over
+``bench/checker_scaling.py``'s target with FastPunkt).
 """
 
 from __future__ import annotations
@@ -120,12 +123,73 @@ def differences(texts, fast, reference, realign: bool = True) -> list[tuple[str,
     return out
 
 
+# The rule checkers that split with punkt_sentences (directly; word_tokenize ones are Treebank's).
+PUNKT_CHECKERS = [
+    "length_constraints:number_sentences", "ratio:sentence_type", "ratio:sentence_balance", "ratio:sentence_words",
+    "words:last_first", "words:keywords_specific_position", "sentence:alliteration_increment", "sentence:keyword",
+    "sentence:increment", "format:emoji", "format:no_bullets_bullets", "custom:word_reverse",
+    "custom:sentence_alphabet",
+]
+
+
+def _scaling():
+    spec = importlib.util.spec_from_file_location("checker_scaling", REPO / "bench" / "checker_scaling.py")
+    scaling = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scaling)
+    return scaling
+
+
+def _time_checkers(types: list[str], mb: float) -> int:
+    """Worst s/MB (wall and CPU) per checker over the scaling shapes, NLTK's splitter vs FastPunkt."""
+    from ifpo.verifiers import text
+    from ifpo.verifiers.constraints import REGISTRY
+    from ifpo.verifiers.registry import run_checker
+
+    scaling = _scaling()
+    cases = scaling.shapes(int(mb * 1_000_000))
+    params = scaling.params_by_type(REGISTRY)
+    fast_factory = text._punkt
+
+    def worst(ctype) -> tuple[float, float, str]:
+        rows = []
+        for shape, response in cases.items():
+            w0, c0 = time.perf_counter(), time.process_time()
+            try:
+                run_checker(ctype, response, params[ctype.id])
+            except Exception:  # an unjudged verdict; only the time matters here
+                pass
+            rows.append(((time.perf_counter() - w0) / mb, (time.process_time() - c0) / mb, shape))
+        return max(rows)
+
+    print(f"{'constraint type':<40} {'NLTK wall':>9} {'cpu':>6} | {'fast wall':>9} {'cpu':>6}  worst shape (s/MB)")
+    over = 0
+    try:
+        for type_id in types:
+            ctype = REGISTRY.get(type_id)
+            text._punkt = text._punkt_reference  # punkt_sentences on NLTK's own tokenizer
+            before = worst(ctype)
+            text._punkt = fast_factory
+            after = worst(ctype)
+            over += after[0] > scaling.TARGET_S_PER_MB
+            print(f"{type_id:<40} {before[0]:9.3f} {before[1]:6.3f} | {after[0]:9.3f} {after[1]:6.3f}  "
+                  f"{before[2]} / {after[2]}")
+    finally:
+        text._punkt = fast_factory
+    print(f"over the target ({scaling.TARGET_S_PER_MB} s/MB wall) with FastPunkt: {over}")
+    return 1 if over else 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=200_000, help="random texts to compare")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mb", type=float, default=0.25, help="size of the timed shapes in MB")
+    parser.add_argument("--checkers", nargs="*", metavar="TYPE",
+                        help="time these rule checkers (none given: the Punkt-based ones) with NLTK's "
+                             "splitter and with FastPunkt, worst shape each; skips the fuzz and shapes")
     args = parser.parse_args(argv)
+    if args.checkers is not None:
+        return _time_checkers(args.checkers or PUNKT_CHECKERS, args.mb)
     fast, reference = tokenizers()
     rng = random.Random(args.seed)
     start = time.perf_counter()
@@ -138,9 +202,7 @@ def main(argv: list[str]) -> int:
         bad += len(diffs)
     print(f"{args.texts} random texts (seed {args.seed}): {bad} different, {time.perf_counter() - start:.0f} s")
 
-    spec = importlib.util.spec_from_file_location("checker_scaling", REPO / "bench" / "checker_scaling.py")
-    scaling = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(scaling)
+    scaling = _scaling()
     size = int(args.mb * 1_000_000)
     cases = {**scaling.shapes(size), "essay": essay(size, random.Random(args.seed))}
     # CPU seconds as well as wall: on a shared machine the wall clock also counts other processes.

@@ -628,6 +628,9 @@ def test_punkt_stdlib_patterns_match_as_nltks(punkt_pair):
         assert [(m.span(), m.span(1), m.span(2)) for m in fast._candidates.finditer(text)] == want
         for line in text.split("\n"):
             assert fast._words.findall(line) == words.findall(line), repr(line)
+    realign = lang.re_boundary_realignment._rx
+    starters = {chr(c) for c in range(0x3100) if realign.match(chr(c) + " ")}
+    assert starters and starters <= fast._closers  # the realignment shortcut's characters
 
 
 def test_punkt_sentences_is_nltks_on_a_doctest_example():
