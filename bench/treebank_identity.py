@@ -6,7 +6,7 @@ Generates ``--strings`` seeded random strings from an alphabet biased towards wh
 patterns act on (quotes of every kind, ``''`` and backticks, clitics and the contractions'
 words, periods before closing brackets and quotes, ``--``, ellipses, ``,:;@#$%&*?!``, brackets,
 dashes U+2012-U+2015, every kind of whitespace including the four that only ``str.split`` knows,
-combining marks, case-folding letters, CJK, the separator characters themselves), a quarter of
+combining marks, case-folding letters, CJK, the separator characters themselves), a tenth of
 them long runs of brackets, periods and quotes (the long-chunk cuts), and compares
 ``ifpo.verifiers._treebank`` with NLTK's ``NLTKWordTokenizer().tokenize`` string by string and
 on batches of strings as sentences of one call. Prints the first few differences and their count,
@@ -46,9 +46,9 @@ _LONG_WEIGHTS = [9] * 8 + [2] * (len(_LONG_ATOMS) - 8)
 
 
 def random_string(rng: random.Random) -> str:
-    """One random string: short (a few atoms) to sentence-long; one in five a long bracket run."""
-    if rng.random() < 0.2:
-        s = "".join(rng.choices(_LONG_ATOMS, _LONG_WEIGHTS, k=rng.randint(60, 200)))
+    """One random string: short (a few atoms) to sentence-long; one in ten a long bracket run."""
+    if rng.random() < 0.1:  # over _treebank._LONG characters: cut between adjacent brackets
+        s = "".join(rng.choices(_LONG_ATOMS, _LONG_WEIGHTS, k=rng.randint(900, 1400)))
         if rng.random() < 0.5:
             s = s.replace(" ", "").replace("\n", "")
         return s + "".join(rng.choices(ATOMS, _WEIGHTS, k=rng.randint(0, 4)))

@@ -725,9 +725,11 @@ TREEBANK_CASES = [
     "\u201cQuote\u201d \u2018single\u2019 \xabguil\xbb \u201elow\u201c ``tick'' `one` ```three```",
     "caf\xe9 na\xefve \u4e2d\u6587\u3002 \ud55c\uad6d\uc5b4. \u0438\u0434\u0442\u0438.", "x\u0301'y a\u0301'tis",
     "tab\there\nnew\r\nline\x0bvt\x0cff\x85nel\xa0nbsp\u2000en\u3000ideo", "a\x1cb\x1dc\x1ed\x1fe.",
-    "\x1c'x' \x1f\"y\"", "\ufdd0 \ufdd1x\ufdd2.", "{" * 70 + "[" * 70 + "]" * 70 + "}" * 70,
-    "(" * 80 + "x." + ")" * 80, "[" * 100 + '"' + "]" * 100 + ".", "<" * 90 + "'s" + ">" * 90 + ":",
-    '"' + "(" * 70 + "." + ")" * 70 + "'",
+    "\x1c'x' \x1f\"y\"", "\ufdd0 \ufdd1x\ufdd2.",
+    # chunks over _treebank._LONG characters are cut between adjacent brackets
+    "{" * 300 + "[" * 300 + "]" * 300 + "}" * 300, "(" * 600 + "x." + ")" * 600, "[" * 700 + '"' + "]" * 700 + ".",
+    "<" * 600 + "'s" + ">" * 600 + ":", '"' + "(" * 600 + "." + ")" * 600 + "'", "a " + "([" * 600 + " )",
+    "\ufdd0" + "{" * 1200 + "'", "\x1c" + "[" * 1100 + '"x.' + "]" * 10 + " ] ",
 ]
 
 
@@ -749,6 +751,12 @@ def test_treebank_equals_nltk_on_hand_picked_cases(treebank_reference, text):
     assert _treebank.tokenize_sentences([text, text, "x."]) == want + want + ["x", "."]
 
 
+def test_treebank_long_cases_are_long():
+    from ifpo.verifiers import _treebank
+
+    assert sum(len(max(text.split() or [""], key=len)) > _treebank._LONG for text in TREEBANK_CASES) >= 8
+
+
 def _treebank_identity():
     import importlib.util
     from pathlib import Path
@@ -768,7 +776,7 @@ def test_treebank_equals_nltk_on_random_strings(treebank_reference, seed):
 
     identity = _treebank_identity()
     rng = random.Random(seed)
-    strings = [identity.random_string(rng) for _ in range(600)]
+    strings = [identity.random_string(rng) for _ in range(500)]
     _treebank._CACHE.clear()
     assert identity.differences(strings, treebank_reference) == []
 
@@ -821,7 +829,7 @@ def test_word_tokenize_is_punkt_then_nltks_treebank(treebank_reference):
     texts = list(scaling.shapes(6_000).values())
     identity = _treebank_identity()
     rng = random.Random(5)
-    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 12))) for _ in range(200)]
+    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 12))) for _ in range(120)]
     for text in texts:
         assert word_tokenize(text) == nltk_word_tokenize(text), repr(text[:80])
 

@@ -49,7 +49,7 @@ _CHUNK = regex.compile(r"\S+")
 # Candidates for the separator joining cache misses: noncharacters, not word, digit or space.
 _SEPARATORS = [chr(c) for c in range(0xFDD7, 0xFDF0)]
 
-_LONG = 64  # chunks longer than this are cut between adjacent brackets (deep nesting)
+_LONG = 1000  # chunks longer than this are cut between adjacent brackets (deep nesting)
 # Between two brackets: where a long chunk may be cut.
 _BRACKET_PAIR = re.compile(r"(?<=[\[\](){}<>])(?=[\[\](){}<>])")
 _LAST_BRACKET_PAIR = regex.compile(r"(?r)(?<=[\[\](){}<>])(?=[\[\](){}<>])")
