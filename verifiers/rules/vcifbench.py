@@ -26,6 +26,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from ifpo.verifiers.registry import (
@@ -488,9 +489,7 @@ def _markdown_findings(text: str) -> list[tuple[str, int, str]]:
     # Per element, only the lines holding a substring every match needs are searched (seven regex
     # calls on every line cost 0.15 s/MB); findings sort by (line, list item first, element order),
     # the order the line-by-line scan appended them in.
-    order = {"bullet": -1, "numbered": -1}
-    for rank, (element, pattern) in enumerate(_MD_LINE_PATTERNS):
-        order[element] = rank
+    for element, pattern in _MD_LINE_PATTERNS:
         needs = _MD_NEEDS[element]
         if not any(n in text for n in needs):
             continue
@@ -499,7 +498,7 @@ def _markdown_findings(text: str) -> list[tuple[str, int, str]]:
                 continue  # "- - -" is a thematic break only when it is not already a list item
             if pattern.search(lines[index]):
                 findings.append((element, index + 1, lines[index]))
-    return sorted(findings, key=lambda f: (f[1], order[f[0]]))
+    return sorted(findings, key=itemgetter(1))  # stable: within a line, the order appended above
 
 
 @register(
@@ -814,12 +813,13 @@ def _case_units(text: str, scope: str) -> tuple[list[tuple[str, str]], str | Non
 
 
 def _case_violations(unit: str, case: str) -> list[str]:
-    # str.islower() / isupper() settle most words in C: islower() means no uppercase character and
-    # one lowercase one, isupper() the converse; only mixed words are read character by character.
-    if case == "lower":
-        return [w for w in words(unit) if not w.islower() and (w.isupper() or any(c.isupper() for c in w))]
-    if case == "upper":
-        return [w for w in words(unit) if not w.isupper() and (w.islower() or any(c.islower() for c in w))]
+    # A word breaks the rule when it holds a character of the other case: the unit's few such
+    # characters are found once, and each word is tested with one C-level set operation (a
+    # character-by-character scan per word cost 0.3 s/MB on mixed-case text).
+    if case in ("lower", "upper"):
+        wrong = str.isupper if case == "lower" else str.islower
+        other = {c for c in set(unit) if wrong(c)}
+        return [w for w in words(unit) if not other.isdisjoint(w)] if other else []
     if case == "title":
         bad = []
         for index, w in enumerate(words(unit)):
