@@ -20,7 +20,14 @@ pixel-dependent constraints, each with a 95% percentile-bootstrap interval over 
 each run's paired difference to ``base`` (the same resampled items for both, so the interval of the
 difference is tighter than the two intervals side by side). Every score comes from the verifier suite
 (``ifpo evaluate`` -> ``verdicts.jsonl``). Fixed seeds throughout. Prints the table and writes
-``OUT/efficacy.json``. Reruns reuse finished steps (pairs, runs, evaluations) unless ``--fresh``.
+``OUT/efficacy.json``. Reruns reuse a finished step (pairs, run, evaluation) only when its inputs are
+unchanged: each step folder keeps ``bench_inputs.json`` (hashes of the weights it started from, of
+its items or pairs, and its settings), so a new learnable default or other ``--grpo-steps`` redoes
+exactly the steps they feed; ``--fresh`` redoes everything.
+
+The ``dpo_grpo`` run is GRPO started from ``dpo_all``'s merged weights with ``GRPO_AFTER_DPO`` on top
+of the GRPO recipe: a KL term to the starting (DPO'd) policy and a lower learning rate. Without them
+GRPO from the DPO'd policy collapses (see ``GRPO_AFTER_DPO``).
 
 The bootstrap is written here with numpy (resampling item indices, vectorised over the resamples):
 scipy is not a dependency of ifpo, and the statistics need per-item sums that scipy would recompute
@@ -50,6 +57,17 @@ PAIR_KINDS = ("corrupted", "stripped", "on_policy")
 MEDIA = {"image_min_pixels": 4096, "image_max_pixels": 16384, "video_fps": 2.0, "video_min_frames": 4,
          "video_max_frames": 16, "video_min_pixels": 4096, "video_max_pixels": 16384}
 GENERATION = {"temperature": 0.0, "max_new_tokens": 96, "batch_size": 16, "media": MEDIA}
+# GRPO started from a DPO'd checkpoint (the dpo_grpo run), on top of recipes/tiny_world_grpo.yaml.
+# Measured on the learnable default (160 held-out items, base IPR 11.2): with the recipe as it is
+# (beta 0, lr 2e-3) GRPO from dpo_all's weights collapsed: rollout reward fell from step 5 on, entropy
+# 0.42 -> 0.76, completions ran to the 96-token cap, held-out content CPR 30.6 -> 0.0, IPR 6.9. DPO
+# leaves the policy a tail of junk tokens (12 of 96 samples at temperature 1 hold a word the world
+# never uses; 0 of 96 for the base), and an unanchored policy gradient climbs it. Temperature 0.7,
+# masking truncated completions, lr 1e-3 or beta 0.04 alone: IPR 18.1 / 6.2 / 22.5 / 23.1. The KL
+# term with lr 1e-3: beta 0.04 IPR 32.5 / 26.2 / 31.9, beta 0.1 IPR 31.2 / 37.5 / 26.9 (seeds 0/1/2).
+# With model_name_or_path on the merged DPO weights and a LoRA adapter, TRL's reference is the
+# adapter-disabled model: the DPO'd policy itself, the reference a second stage wants.
+GRPO_AFTER_DPO = {"beta": 0.1, "learning_rate": 1.0e-3}
 ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "offline",
        "TOKENIZERS_PARALLELISM": "false"}
 
@@ -141,6 +159,45 @@ def score_dir(items: list[dict], eval_dir: Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
+def file_hash(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def weights_id(folder: Path) -> str:
+    """What a model folder holds: the hashes of its weight files (a merged model or an adapter)."""
+    files = sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin"))
+    files = [f for f in files if f.name != "training_args.bin"]
+    if not files:
+        raise ValueError(f"{folder}: no weights (*.safetensors) to start from")
+    return ",".join(f"{f.name}:{file_hash(f)}" for f in files)
+
+
+def reusable(folder: Path, inputs: dict[str, Any], done: str) -> bool:
+    """``folder`` holds a finished step (``done`` exists) made from exactly ``inputs``; else it is cleared.
+
+    A step made from other inputs (a new learnable default, other items, other steps) is stale: it is
+    deleted and redone rather than silently reused."""
+    stamp = folder / "bench_inputs.json"
+    if (folder / done).exists() and stamp.is_file():
+        if json.loads(stamp.read_text(encoding="utf-8")) == inputs:
+            return True
+    if folder.exists():
+        print(f"  {folder.name}: {'inputs changed' if stamp.is_file() else 'no record of its inputs'}, redone",
+              flush=True)
+        shutil.rmtree(folder)
+    return False
+
+
+def stamp(folder: Path, inputs: dict[str, Any]) -> None:
+    (folder / "bench_inputs.json").write_text(json.dumps(inputs, indent=1) + "\n", encoding="utf-8")
+
+
 def sh(cmd: list[str], log: Path) -> None:
     env = {**os.environ, **ENV, "PYTHONPATH": str(REPO)}
     t0 = time.perf_counter()
@@ -162,26 +219,30 @@ def subset_items(items: list[dict], folder: Path) -> Path:
 
 
 def evaluate(model: Path, items_path: Path, out: Path, logs: Path, name: str) -> Path:
-    if (out / "report.json").is_file():
+    inputs = {"model": weights_id(model), "items": file_hash(items_path), "generation": GENERATION}
+    if reusable(out, inputs, "report.json"):
         return out
     gen = logs / "generation.yaml"
     gen.write_text(json.dumps(GENERATION), encoding="utf-8")
     sh([sys.executable, "-m", "ifpo.cli", "evaluate", "--model", str(model), "--items", str(items_path),
         "--out", str(out), "--generation", str(gen), "--no-progress", "--overwrite"], logs / f"eval_{name}.log")
+    stamp(out, inputs)
     return out
 
 
 def build_pairs(model: Path, items_path: Path, out: Path, logs: Path, kinds: list[str]) -> Path:
-    if (out / "pairs.jsonl").is_file() and (out / "report.json").is_file():
-        return out
     cfg = {"kinds": kinds, "corruptions_per_item": 1, "seed": 0,
            "policy": {"backend": "transformers", "model": str(model), "max_new_tokens": 96, "batch_size": 16,
                       "media": MEDIA}}
     if "on_policy" in kinds:
         cfg.update(on_policy_k=4, on_policy_temperature=1.0)
+    inputs = {"model": weights_id(model), "items": file_hash(items_path), "config": cfg}
+    if reusable(out, inputs, "report.json") and (out / "pairs.jsonl").is_file():
+        return out
     (logs / "build.yaml").write_text(json.dumps(cfg), encoding="utf-8")
     sh([sys.executable, "-m", "ifpo.cli", "build-pairs", "--items", str(items_path), "--out", str(out),
         "--config", str(logs / "build.yaml"), "--no-progress"], logs / "build_pairs.log")
+    stamp(out, inputs)
     return out
 
 
@@ -210,27 +271,37 @@ def subset_pairs(src: Path, dst: Path, *, kind: str | None = None, blank_media: 
     return dst
 
 
+def overrides(settings: dict[str, Any] | None) -> list[str]:
+    return [a for k, v in (settings or {}).items() for a in (f"--{k}", json.dumps(v) if not isinstance(v, str) else v)]
+
+
 def train_dpo(model: Path, pairs: Path, out: Path, logs: Path, name: str, args: argparse.Namespace,
               merge: bool = False) -> Path:
-    if (out / "adapter_config.json").is_file():
+    inputs = {"model": weights_id(model), "pairs": file_hash(pairs / "pairs.jsonl"), "steps": args.dpo_steps,
+              "merge": merge, "recipe": file_hash(REPO / "recipes" / "tiny_world.yaml")}
+    if reusable(out, inputs, "merged" if merge else "adapter_config.json"):
         return out
-    shutil.rmtree(out, ignore_errors=True)
     cmd = [sys.executable, "train/dpo.py", "recipes/tiny_world.yaml", "--model_name_or_path", str(model),
            "--pairs", str(pairs), "--output_dir", str(out), "--eval_hook", "null", "--max_steps", str(args.dpo_steps),
            "--save_strategy", "no", "--ref_cache_dir", str(out / "ref_cache")]
     if merge:
         cmd += ["--merge_adapter", "true"]
     sh(cmd, logs / f"train_{name}.log")
+    stamp(out, inputs)
     return out
 
 
-def train_grpo(model: Path, items_path: Path, out: Path, logs: Path, name: str, args: argparse.Namespace) -> Path:
-    if (out / "adapter_config.json").is_file():
+def train_grpo(model: Path, items_path: Path, out: Path, logs: Path, name: str, args: argparse.Namespace,
+               settings: dict[str, Any] | None = None) -> Path:
+    """GRPO (``recipes/tiny_world_grpo.yaml``) from ``model`` on ``items_path``; ``settings`` override recipe keys."""
+    inputs = {"model": weights_id(model), "items": file_hash(items_path), "steps": args.grpo_steps,
+              "settings": settings or {}, "recipe": file_hash(REPO / "recipes" / "tiny_world_grpo.yaml")}
+    if reusable(out, inputs, "adapter_config.json"):
         return out
-    shutil.rmtree(out, ignore_errors=True)
     sh([sys.executable, "train/grpo.py", "recipes/tiny_world_grpo.yaml", "--model_name_or_path", str(model),
         "--items", str(items_path), "--output_dir", str(out), "--eval_hook", "null",
-        "--max_steps", str(args.grpo_steps), "--save_strategy", "no"], logs / f"train_{name}.log")
+        "--max_steps", str(args.grpo_steps), "--save_strategy", "no", *overrides(settings)], logs / f"train_{name}.log")
+    stamp(out, inputs)
     return out
 
 
@@ -364,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             trained = train_grpo(model, train_path, run_dir, logs, name, args)
         else:  # dpo_grpo
             dpo = train_dpo(model, pair_dirs["all"], out / "runs" / "dpo_all", logs, "dpo_all", args, merge=True)
-            trained = train_grpo(dpo / "merged", train_path, run_dir, logs, name, args)
+            trained = train_grpo(dpo / "merged", train_path, run_dir, logs, name, args, settings=GRPO_AFTER_DPO)
         evals[name] = evaluate(trained, heldout_path, out / "eval" / name, logs, name)
 
     base_scores = score_dir(heldout, evals["base"])
@@ -382,7 +453,8 @@ def main(argv: list[str] | None = None) -> int:
     for c in checks:
         print(f"  target {'met' if c['met'] else 'NOT met'}: {c}")
     summary = {"heldout": str(heldout_path), "n_heldout": len(heldout), "n_train_items": len(train_items),
-               "model": str(model), "dpo_steps": args.dpo_steps, "grpo_steps": args.grpo_steps,
+               "model": str(model), "model_weights": weights_id(model), "dpo_steps": args.dpo_steps,
+               "grpo_steps": args.grpo_steps, "grpo_after_dpo": GRPO_AFTER_DPO,
                "results": results, "skipped": notes, "targets": checks,
                "seconds": round(time.perf_counter() - started, 1)}
     (out / "efficacy.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
