@@ -549,3 +549,31 @@ def test_case_violations_equal_a_character_scan():
         ws = vc.words(unit)
         assert vc._case_violations(unit, "lower") == [w for w in ws if any(c.isupper() for c in w)], repr(unit)
         assert vc._case_violations(unit, "upper") == [w for w in ws if any(c.islower() for c in w)], repr(unit)
+
+
+def test_flat_startswith_equals_flattening_the_whole_text():
+    import random
+
+    from ifpo.verifiers.text import flatten
+
+    rng = random.Random(0)
+    atoms = ["Step", "step", "1:", " ", "  ", "\t", "\n", "*", "**", "_", "__", "x", "“", "”", "ß", "SS", "İ", "a*b",
+             " *", "* ", "_x_"]
+    for _ in range(3000):
+        want = flatten("".join(rng.choice(atoms[:6]) for _ in range(rng.randint(1, 4))) or "x")
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 400)))
+        for ic in (False, True):
+            want_ic = flatten(want, ignore_case=ic) or "x"
+            for drop in (False, True):
+                whole = vc._EMPH_MARKS.sub("", text) if drop else text
+                expected = flatten(whole, ignore_case=ic).startswith(want_ic)
+                assert vc._flat_startswith(text, want_ic, ic, drop_emphasis=drop) == expected, (text, want_ic, ic, drop)
+
+
+def test_flat_startswith_reads_past_a_head_cut_inside_an_emphasis_decision():
+    # the head ends in " *": alone the star is kept ("x *"); in the whole text "*y" it is a marker
+    # and is removed ("x y"), so the head's last characters must not decide
+    want = "x *"
+    text = " " * (4 * len(want) + 256 - 3) + "x *y"
+    assert vc._flat_startswith(text, want, False, drop_emphasis=True) is False
+    assert vc._flat_startswith(text, "x y", False, drop_emphasis=True) is True
