@@ -17,6 +17,9 @@ substitutions, each checked by the differential tests in ``tests/test_text.py``:
 * The sentence-end patterns (final period, final ``:``/``,``) only touch the last chunk and the
   chunks of closing brackets and quotes after it (``word. ) ]``), so that *tail* of a sentence
   is tokenized as a whole with the whitespace before it, with the sentence-end patterns on.
+* A chunk over ``_LONG`` characters (deep bracket nesting) may be cut between two adjacent
+  brackets: brackets are padded before any pattern could see two of them in a row, so the
+  brackets strictly inside a run of three or more are one token each.
 * Cache misses are tokenized together: all pieces joined by a separator character that occurs
   in none of them, with every pattern written so that the separator acts as a string start or
   end (``^`` and ``$`` become look-arounds on it, classes that could match it exclude it). So
@@ -47,11 +50,11 @@ _FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f]")
 # A chunk is a run of what the regex engine does not call whitespace (the patterns' view).
 _CHUNK = regex.compile(r"\S+")
 # Candidates for the separator joining cache misses: noncharacters, not word, digit or space.
-_SEPARATORS = [chr(c) for c in range(0xFDD7, 0xFDF0)]
+_SEPARATORS = [chr(c) for c in range(0xFDD9, 0xFDF0)]
 
 _LONG = 1000  # chunks longer than this are cut between adjacent brackets (deep nesting)
 # Between two brackets: where a long chunk may be cut.
-_BRACKET_PAIR = re.compile(r"(?<=[\[\](){}<>])(?=[\[\](){}<>])")
+_BRACKET_RUN = re.compile(r"[\[\](){}<>]{3,}")
 _LAST_BRACKET_PAIR = regex.compile(r"(?r)(?<=[\[\](){}<>])(?=[\[\](){}<>])")
 _CACHE_LIMIT = 100_000  # entries before the cache is emptied (bounds memory on huge varied inputs)
 _CACHE_KEY_MAX = 200  # longer pieces are tokenized without being cached
@@ -219,6 +222,7 @@ _BEFORE = {"": "\ufdd0", " ": "\ufdd1"}  # anything else: "\ufdd2"
 _AFTER = {"": "\ufdd3", " ": "\ufdd4"}  # anything else: "\ufdd5"
 _CONTEXT = {"\ufdd0": "", "\ufdd1": " ", "\ufdd2": "\t", "\ufdd3": "", "\ufdd4": " ", "\ufdd5": "\t"}
 _TAIL = "\ufdd6"
+_LITERAL = "\ufdd8"  # + a run of brackets: one token per character
 _UNMARKABLE = re.compile("[\x1c-\x1f\ufdd0-\ufdef]")
 _QUOTE_START = re.compile("(?:^|(?<=(\\s)))(?=\"|'')")  # a chunk starting with " or ''
 _APOSTROPHE_END = re.compile("(?<=')(?=(\\s)|\\Z)")  # a chunk ending with '
@@ -255,14 +259,15 @@ def _chunk_keys(s: str, a: int, b: int, keys: list[object], strings: bool) -> No
     if b - a <= _LONG:
         keys.append(_key(before, s[a:b], after, strings))
         return
-    parts = _BRACKET_PAIR.split(s[a:b])
-    if len(parts) == 1:
-        keys.append(_key(before, parts[0], after, strings))
-        return
-    keys.append(_key(before, parts[0], " ", strings))
-    # Bracket to bracket: never context-sensitive.
-    keys.extend(parts[1:-1] if strings else ((" ", part, " ") for part in parts[1:-1]))
-    keys.append(_key(" ", parts[-1], after, strings))
+    # Cut at the bracket pairs that open and close each run of three or more brackets: the
+    # brackets strictly inside a run are one token each, keyed as one literal run.
+    chunk, start = s[a:b], 0
+    for m in _BRACKET_RUN.finditer(chunk):
+        i, j = m.span()
+        keys.append(_key(before if start == 0 else " ", chunk[start : i + 1], " ", strings))
+        keys.append(_LITERAL + chunk[i + 1 : j - 1] if strings else ("#", chunk[i + 1 : j - 1]))
+        start = j - 1
+    keys.append(_key(before if start == 0 else " ", chunk[start:], after, strings))
 
 
 def _sentence_keys(s: str, keys: list[object]) -> None:
@@ -330,6 +335,8 @@ def _fill(misses: Iterable[object], cache: dict[object, tuple[str, ...]]) -> Non
             if first == _TAIL:
                 tails.append(key)
                 tail_pieces.append(key[1:])
+            elif first == _LITERAL:
+                cache[key] = tuple(key[1:])
             elif first in _CONTEXT or last in _CONTEXT:
                 before, after = _CONTEXT.get(first), _CONTEXT.get(last)
                 piece = key[(before is not None) : len(key) - (after is not None)]
@@ -337,7 +344,9 @@ def _fill(misses: Iterable[object], cache: dict[object, tuple[str, ...]]) -> Non
                 head_pieces.append((" " if before is None else before) + piece + (" " if after is None else after))
             else:
                 plain.append(key)
-        elif len(key) == 2:
+        elif key[0] == "#":
+            cache[key] = tuple(key[1])
+        elif key[0] == "$":
             tails.append(key)
             tail_pieces.append(key[1])
         else:
