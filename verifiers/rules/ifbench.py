@@ -679,11 +679,14 @@ def words_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     True
     """
     keyword = p["keyword"].strip().lower()
-    words = _alnum_tokens(response)
-    if len(words) < 2:
-        return False, f"{len(words)} words"
-    ok = words[1].lower() == words[-2].lower() == keyword
-    return ok, f"second word {words[1]!r}, second to last {words[-2]!r}, expected {keyword!r}"
+    tokens = word_tokenize(response)
+    # Only the first two and the last two words matter: found from each end (_alnum_tokens' filter).
+    first = list(itertools.islice(filter(_HAS_ALNUM.search, tokens), 2))
+    if len(first) < 2:
+        return False, f"{len(first)} words"
+    second, second_to_last = first[1], next(itertools.islice(filter(_HAS_ALNUM.search, reversed(tokens)), 1, 2))
+    ok = second.lower() == second_to_last.lower() == keyword
+    return ok, f"second word {second!r}, second to last {second_to_last!r}, expected {keyword!r}"
 
 
 # ---------------------------------------------------------------------------------------------
