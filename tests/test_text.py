@@ -725,7 +725,7 @@ TREEBANK_CASES = [
     "\u201cQuote\u201d \u2018single\u2019 \xabguil\xbb \u201elow\u201c ``tick'' `one` ```three```",
     "caf\xe9 na\xefve \u4e2d\u6587\u3002 \ud55c\uad6d\uc5b4. \u0438\u0434\u0442\u0438.", "x\u0301'y a\u0301'tis",
     "tab\there\nnew\r\nline\x0bvt\x0cff\x85nel\xa0nbsp\u2000en\u3000ideo", "a\x1cb\x1dc\x1ed\x1fe.",
-    "\x1c'x' \x1f\"y\"", "\ufdd0 \ufdd1x\ufdd2.",
+    "\x1c'x' \x1f\"y\"", "\ufdd0 \ufdd1x\ufdd2.", "\ufdd6x \ufdd8(((( '\ufdd4 \ufdd9\ufdda \"x\ufdd9.",
     # chunks over _treebank._LONG characters are cut between adjacent brackets
     "{" * 300 + "[" * 300 + "]" * 300 + "}" * 300, "(" * 600 + "x." + ")" * 600, "[" * 700 + '"' + "]" * 700 + ".",
     "<" * 600 + "'s" + ">" * 600 + ":", '"' + "(" * 600 + "." + ")" * 600 + "'", "a " + "([" * 600 + " )",
