@@ -601,13 +601,16 @@ def list_items(text: str) -> list[ListItem]:
         text = "\n".join(text.splitlines())  # same lines, same indices, "\n"-separated
     items: list[ListItem] = []
     line, pos = 0, 0
+    new, count = tuple.__new__, text.count  # ListItem's own __new__ is a Python call per item
     for m in _LIST_ITEM.finditer(text):
-        line += text.count("\n", pos, m.start())
-        pos = m.start()
-        if m.group(1) is not None:
-            items.append(ListItem("numbered", m.group(1) + m.group(2), int(m.group(1)), m.group(3).strip(), line))
+        start = m.start()
+        line += count("\n", pos, start)
+        pos = start
+        number, delimiter, numbered_text, bullet, bullet_text = m.groups()
+        if number is None:
+            items.append(new(ListItem, ("bullet", bullet, None, bullet_text.strip(), line)))
         else:
-            items.append(ListItem("bullet", m.group(4), None, m.group(5).strip(), line))
+            items.append(new(ListItem, ("numbered", number + delimiter, int(number), numbered_text.strip(), line)))
     return items
 
 
