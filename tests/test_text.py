@@ -889,3 +889,16 @@ def test_plain_prose_refuses_what_pysbd_must_decide():
 def test_split_sentences_of_plain_prose_equals_stock_pysbd(stock_pysbd):
     text = "\n".join(_plain_pieces(800, seed=1)) + "\n" + " ".join(_plain_pieces(300, seed=2))  # one long line too
     assert split_sentences(text) == stock_pysbd(text)
+
+
+def test_plain_prose_path_is_off_on_another_pysbd_release(monkeypatch):
+    from ifpo.verifiers import text as text_module
+
+    assert text_module._plain_sentences("It rained. We left.") == ["It rained.", "We left."]
+    monkeypatch.setattr(text_module, "_PYSBD_READ", "0.0.0")  # rules read from another release
+    text_module._pysbd_abbreviations.cache_clear()
+    try:
+        assert text_module._plain_sentences("It rained. We left.") is None
+        assert split_sentences("It rained. We left.") == ["It rained.", "We left."]  # pysbd decides
+    finally:
+        text_module._pysbd_abbreviations.cache_clear()

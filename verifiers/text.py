@@ -384,12 +384,18 @@ def split_sentences(text: str) -> list[str]:
 _PLAIN_PIECE = re.compile(r"(?:[A-Za-z,;: ]|(?<=[A-Za-z])[.!?](?= |\Z))+")
 _WORD_BEFORE_PERIOD = re.compile(r"(?<![A-Za-z])[A-Za-z]+(?=\.)")
 _PLAIN_BOUNDARY = re.compile(r"(?<=[.?])|(?<=!)(?! [a-z])")
+_PYSBD_READ = "0.3.4"
 
 
 @lru_cache(maxsize=1)
-def _pysbd_abbreviations() -> frozenset[str]:
+def _pysbd_abbreviations() -> frozenset[str] | None:
+    """pysbd's English abbreviations; None on a pysbd other than the release its rules were read
+    from, where every piece goes to pysbd (its rules may have changed)."""
+    from pysbd.about import __version__
     from pysbd.lang.english import English
 
+    if __version__ != _PYSBD_READ:
+        return None
     return frozenset(a.strip().lower() for a in English.Abbreviation.ABBREVIATIONS)
 
 
@@ -401,6 +407,8 @@ def _plain_sentences(piece: str) -> list[str] | None:
     if "Yahoo!" in piece or "Yum!" in piece or "Co. KG" in piece:
         return None
     abbreviations = _pysbd_abbreviations()
+    if abbreviations is None:
+        return None
     for word in _WORD_BEFORE_PERIOD.findall(piece):
         if len(word) < 2 or word.lower() in abbreviations:
             return None
