@@ -46,6 +46,7 @@ _CLOSERS = frozenset("])}>\"'\u00bb\u201d\u2019")
 # they stay inside a chunk for the patterns, and only the final split breaks on them.
 _SPLIT_ONLY_WS = re.compile("[\x1c-\x1f]")
 _WS_RUN = regex.compile(r"\s+")
+_PAD = " \\g<0> "  # the replacement of a padding step (run as split and join)
 _FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f]")
 # A chunk is a run of what the regex engine does not call whitespace (the patterns' view).
 _CHUNK = regex.compile(r"\S+")
@@ -81,9 +82,9 @@ class _Passes:
             # Opening quotes: guillemet/curly/low-9 quotes and backtick runs stand alone; a
             # double quote opening the sentence, or after a space or opening bracket, and ''
             # after those, become ``; an apostrophe before a word that is not a clitic is cut off.
-            ("([\u00ab\u201c\u2018\u201e]|`+)", r" \1 ", ("\u00ab", "\u201c", "\u2018", "\u201e", "`")),
+            ("([\u00ab\u201c\u2018\u201e]|`+)", _PAD, ("\u00ab", "\u201c", "\u2018", "\u201e", "`")),
             (start + '"', "``", quote),
-            ("(``)", r" \1 ", ("``",)),
+            ("(``)", _PAD, ("``",)),
             # (look-behind: the character before is never part of another match)
             ("(?<=[ ([{<])(?:\"|'')", " `` ", quote + ("''",)),
             (r"(?i)(?<!\w)(')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)", r"\1 ", ("'",)),
@@ -93,7 +94,7 @@ class _Passes:
         steps.append((rf"([:,])([^\d{x}])", r" \1 \2", colon))  # , and : unless before a digit
         if tail:
             steps.append((rf"([:,]){end}", r" \1 ", colon))
-        steps.append((r"\.{2,}", r" \g<0> ", ("..",)))  # ellipses
+        steps.append((r"(\.{2,})", _PAD, ("..",)))  # ellipses
         # Characters padded with spaces wherever they are. Consecutive ones are one pass (each
         # character gets " c " either way); the final period's second pattern sits between two.
         pads = [";@#$%&", "\u2012\u2013\u2014\u2015"]  # ..., figure/en/em dashes, horizontal bar
@@ -104,15 +105,15 @@ class _Passes:
         steps.append(_pad_step([*pads, "?!"]))
         steps.append((rf"([^'{x}])' ", r"\1 ' ", ("' ",)))
         steps.append(_pad_step(["*", "[](){}<>"]))
-        steps.append(("--", " -- ", ("--",)))
-        self.before_pad = [(regex.compile(p), r, t) for p, r, t in steps]
+        steps.append(("(--)", _PAD, ("--",)))
+        self.before_pad = [_compiled(*step) for step in steps]
         after = [
             # Closing quotes, then whitespace collapsed, then clitics split off at word ends.
-            ("([\u00bb\u201d\u2019])", r" \1 ", ("\u00bb", "\u201d", "\u2019")),
+            ("([\u00bb\u201d\u2019])", _PAD, ("\u00bb", "\u201d", "\u2019")),
             ("''", " '' ", ("''",)),
             ('"', " '' ", quote),
         ]
-        self.after_pad = [(regex.compile(p), r, t) for p, r, t in after]
+        self.after_pad = [_compiled(*step) for step in after]
         # (look-behinds: a match ends in a space, which the next one's first class excludes)
         self.clitics = [
             (regex.compile(r"(?<=[^' ])('[sS]|'[mM]|'[dD]|') "), r" \1 ", ("'",)),
@@ -138,14 +139,14 @@ class _Passes:
     def run(self, text: str) -> str:
         for pattern, repl, needs in self.before_pad:
             if any(n in text for n in needs):
-                text = pattern.sub(repl, text)
+                text = " ".join(pattern.split(text)) if repl is _PAD else pattern.sub(repl, text)
         if self.sep is None:
             text = " " + text + " "
         else:  # every piece gets its own outer spaces
             text = " " + text.replace(self.sep, f" {self.sep} ")
         for pattern, repl, needs in self.after_pad:
             if any(n in text for n in needs):
-                text = pattern.sub(repl, text)
+                text = " ".join(pattern.split(text)) if repl is _PAD else pattern.sub(repl, text)
         if _SPLIT_ONLY_WS.search(text):
             text = _WS_RUN.sub(" ", text)
         else:  # the same collapse of whitespace runs, where str.split() and \s agree
@@ -166,7 +167,17 @@ class _Passes:
 def _pad_step(groups: list[str]) -> tuple[str, str, tuple[str, ...]]:
     """One pass putting a space on each side of every character of ``groups``."""
     chars = "".join(groups)
-    return "[" + "".join("\\" + c if c in "[]\\^-" else c for c in chars) + "]", r" \g<0> ", tuple(chars)
+    return "([" + "".join("\\" + c if c in "[]\\^-" else c for c in chars) + "])", _PAD, tuple(chars)
+
+
+def _compiled(pattern: str, repl: str, needs: tuple[str, ...]) -> tuple[object, str, tuple[str, ...]]:
+    """A step with its pattern compiled. A padding step (``_PAD``: a space on each side of every
+    match) runs as " ".join(pattern.split(text)), the pattern being one group around the whole
+    match: the same string, faster. Plain character classes split faster on the stdlib engine,
+    which matches them as ``regex`` does."""
+    if repl is _PAD and pattern.startswith("([") and pattern.endswith("])"):
+        return re.compile(pattern), repl, needs
+    return regex.compile(pattern), repl, needs
 
 
 @lru_cache(maxsize=8)
