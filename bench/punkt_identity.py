@@ -59,8 +59,15 @@ def _model_vocabulary() -> list[str]:
 _VOCAB: list[str] = []
 
 
-def random_text(rng: random.Random, max_tokens: int = 40) -> str:
-    """One random text: words, model vocabulary, numbers and punctuation, joined by varied whitespace."""
+# Separators that keep a stretch free of ASCII whitespace: long glued runs of candidates, decided
+# by NLTK as one context.
+_GLUE = ["", "", "", "\xa0", "\u2003", "\x1c", "\x85", "\u2028", "\u3000"] * 3 + [" ", "\n"]
+
+
+def random_text(rng: random.Random, max_tokens: int = 40, glued: bool = False) -> str:
+    """One random text: words, model vocabulary, numbers and punctuation, joined by varied whitespace
+    (``glued``: mostly by nothing or non-ASCII whitespace, so stretches between ASCII spaces are long)."""
+    spaces = _GLUE if glued else _SPACES
     if not _VOCAB:
         _VOCAB.extend(_model_vocabulary())
     parts = []
@@ -77,10 +84,10 @@ def random_text(rng: random.Random, max_tokens: int = 40) -> str:
         if rng.random() < 0.3:
             tok += rng.choice(_ENDS)
         parts.append(tok)
-        parts.append(rng.choice(_SPACES))
+        parts.append(rng.choice(spaces))
     if parts and rng.random() < 0.5:
         parts.pop()  # no trailing separator
-    return ("" if rng.random() < 0.8 else rng.choice(_SPACES)) + "".join(parts)
+    return ("" if rng.random() < 0.8 else rng.choice(spaces)) + "".join(parts)
 
 
 def essay(size: int, rng: random.Random) -> str:
@@ -196,6 +203,7 @@ def main(argv: list[str]) -> int:
     bad = 0
     for k in range(0, args.texts, 1000):
         batch = [random_text(rng) for _ in range(min(1000, args.texts - k))]
+        batch[::10] = [random_text(rng, 150, glued=True) for _ in batch[::10]]  # every tenth glued
         diffs = differences(batch, fast, reference) + differences(batch[:100], fast, reference, realign=False)
         for text, want, got in diffs[: max(0, 5 - bad)]:
             print(f"DIFFERENT {text!r}\n  nltk {want}\n  fast {got}")

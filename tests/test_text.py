@@ -533,6 +533,8 @@ PUNKT_CASES = [
     ". . . . ! ? .",
     "\u201cNo.\u201d \u201cYes.\u201d \u2019Tis. )Closed. \"\" Done.",
     "Wow!\u201d she said. Okay?) Sure.",
+    "!" * 300, '!"' * 150 + " Next.", "a.\xa0" * 80 + "B.", "x!)" * 60 + " y", "Dr.\u2003" * 50 + "Smith.",
+    "end." + "\xa0e.g." * 40 + " Next", "?!" * 100 + " Then.",
 ]
 
 
@@ -578,6 +580,7 @@ def test_punkt_equals_nltk_on_random_texts(punkt_pair, seed):
     identity = _punkt_identity()
     rng = random.Random(seed)
     texts = [identity.random_text(rng) for _ in range(600)]
+    texts += [identity.random_text(rng, 150, glued=True) for _ in range(100)]  # long glued stretches
     fast, reference = punkt_pair
     cold = FastPunkt(reference._params)  # decides every context afresh (no shared cache)
     for text in texts:

@@ -47,6 +47,9 @@ _ASCII_WS = " \t\n\r\x0b\x0c"
 # pattern treats specially, and none that either engine calls whitespace).
 _SIMPLE_CONTEXT = re.compile(r"([^\W_]+\.)[ \t\r\n]+([^\W_]+)")
 
+# The last ASCII whitespace of a stretch (greedy, then back to it): match(text, start, end).
+_LAST_ASCII_SPACE = re.compile(r"[\s\S]*[\x20\t\n\r\x0b\x0c]")
+
 _CACHE_LIMIT = 100_000  # entries per cache before it is emptied (bounds memory on huge varied inputs)
 _CACHE_KEY_MAX = 120  # longer contexts are decided without caching
 
@@ -135,6 +138,11 @@ class FastPunkt:
         self._words = _stdlib_twin(_compiled(lang_vars._word_tokenizer_re()))
         self._realign = _stdlib_twin(_compiled(lang_vars.re_boundary_realignment))
         self._closers = _first_class(self._realign)
+        # The last candidate of a stretch without ASCII whitespace, matched from a candidate in it.
+        self._last_in_chunk = None
+        if isinstance(self._candidates, re.Pattern):
+            self._last_in_chunk = re.compile(
+                r"[^\x20\t\n\r\x0b\x0c]*(?:" + self._candidates.pattern + "\n)", self._candidates.flags).match
         self._numeric = _compiled(PunktToken._RE_NUMERIC)
         self._initial = _compiled(PunktToken._RE_INITIAL)
         if self._candidates.groupindex != {"after_tok": 1, "next_tok": 2}:
@@ -188,8 +196,7 @@ class FastPunkt:
         decisions = self._decisions
         decide = self._decide
         rfind = text.rfind
-        candidates = self._candidates.finditer(text)
-        prev_m = next(candidates, None)
+        prev_m = self._candidates.search(text)
         if prev_m is None:
             return [(0, len(text.rstrip()))], False
         # The word before a candidate starts after the last ASCII whitespace since the previous
@@ -198,46 +205,61 @@ class FastPunkt:
         prev_stop = prev_m.start()
         i = max(text.rfind(c, 0, prev_stop) for c in _ASCII_WS)
         prev_start = i + 1 if i > 0 else 0
-        # Whitespace kinds present in the text (most texts: " " and "\n"); the search for the last
-        # one before a candidate looks for these only.
+        # Whitespace kinds present in the text (most texts: " " and "\n"): one or two kinds are
+        # searched for with rfind, more with one backwards-greedy pattern.
         spaces = [c for c in _ASCII_WS if c in text]
         sp1 = spaces[0] if spaces else " "
         sp2 = spaces[1] if len(spaces) == 2 else None
-        # With three kinds or more: the last of the first kind, then a check that no other kind
-        # follows it (the word before a candidate rarely holds whitespace of another kind).
-        others = re.compile("[" + re.escape("".join(spaces[1:])) + "]").search if len(spaces) > 2 else None
-        for m in candidates:
-            s = m.start()
-            i = rfind(sp1, prev_stop, s)
-            if sp2 is not None:
-                j = rfind(sp2, prev_stop, s)
-                if j > i:
-                    i = j
-            elif others is not None and others(text, i + 1 if i >= prev_stop else prev_stop, s):
-                i = max([rfind(c, prev_stop, s) for c in spaces])
-            if i > prev_stop:
-                start = i + 1
-            else:
-                start = prev_start
-                if prev_stop > start:  # overlapping words: the previous candidate is dropped
-                    prev_m = m
-                    prev_stop = s
-                    continue
-            # The previous candidate stands: decide it.
-            ctx = text[prev_start : prev_m.end(1)]
-            d = decisions.get(ctx)
-            if d is None:
-                d = decide(ctx)
-            if d:
-                out.append((last_break, prev_stop + 1))
-                last_break = prev_m.start(2)
-                if last_break < 0:
-                    last_break = prev_stop + 1
-                if closers is None or text[last_break] in closers:
-                    closer_after_break = True
-            prev_m = m
-            prev_start = start
-            prev_stop = s
+        last_space = _LAST_ASCII_SPACE.match if len(spaces) > 2 else None
+        last_in_chunk = self._last_in_chunk
+        pos = prev_stop + 1
+        while pos >= 0:
+            jump = -1
+            for m in self._candidates.finditer(text, pos):
+                s = m.start()
+                if last_space is None:
+                    i = rfind(sp1, prev_stop, s)
+                    if sp2 is not None:
+                        j = rfind(sp2, prev_stop, s)
+                        if j > i:
+                            i = j
+                else:
+                    w = last_space(text, prev_stop, s)
+                    i = w.end() - 1 if w is not None else -1
+                if i > prev_stop:
+                    start = i + 1
+                else:
+                    start = prev_start
+                    if prev_stop > start:
+                        # Overlapping words: the previous candidate is dropped, and so is every later
+                        # one up to the last of this stretch without ASCII whitespace. Jump to it.
+                        if last_in_chunk is not None:
+                            last = last_in_chunk(text, s)
+                            prev_m = last
+                            prev_stop = last.end() - 1
+                            if prev_stop != s:
+                                jump = prev_stop + 1
+                                break
+                        else:
+                            prev_m = m
+                            prev_stop = s
+                        continue
+                # The previous candidate stands: decide it.
+                ctx = text[prev_start : prev_m.end(1)]
+                d = decisions.get(ctx)
+                if d is None:
+                    d = decide(ctx)
+                if d:
+                    out.append((last_break, prev_stop + 1))
+                    last_break = prev_m.start(2)
+                    if last_break < 0:
+                        last_break = prev_stop + 1
+                    if closers is None or text[last_break] in closers:
+                        closer_after_break = True
+                prev_m = m
+                prev_start = start
+                prev_stop = s
+            pos = jump
         ctx = text[prev_start : prev_m.end(1)]
         d = decisions.get(ctx)
         if d is None:
@@ -293,6 +315,8 @@ class FastPunkt:
                     self._decisions.clear()
                 self._decisions[ctx] = found
             return found
+        if len(ctx) > _CACHE_KEY_MAX:
+            return self._decide_long(ctx)
         if "\n" in ctx:
             words: list[str] = []
             for line in ctx.split("\n"):
@@ -315,6 +339,29 @@ class FastPunkt:
                 self._decisions.clear()
             self._decisions[ctx] = found
         return found
+
+    def _decide_long(self, ctx: str) -> bool:
+        """:meth:`_decide` for a long context (a stretch of many glued candidates): words one at a
+        time, stopping at the first break, and nothing cached."""
+        before = None
+        pairs: dict[tuple[str, str], bool] = {}  # glued stretches repeat their word pairs
+        for line in ctx.split("\n"):
+            if not line.strip():
+                continue
+            for m in self._words.finditer(line):
+                tok = m.group(1)
+                if before is not None:
+                    if before[-1] == ".":
+                        pair = (before, tok)
+                        found = pairs.get(pair)
+                        if found is None:
+                            found = pairs[pair] = self._period_break(before, tok)
+                        if found:
+                            return True
+                    elif before == "?" or before == "!":
+                        return True
+                before = tok
+        return False
 
     def _period_break(self, tok: str, nxt: str) -> bool:
         """Whether word ``tok`` (ending in ".") ends a sentence when ``nxt`` follows: NLTK's first
