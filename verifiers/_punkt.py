@@ -341,27 +341,45 @@ class FastPunkt:
         return found
 
     def _decide_long(self, ctx: str) -> bool:
-        """:meth:`_decide` for a long context (a stretch of many glued candidates): words one at a
-        time, stopping at the first break, and nothing cached."""
+        """:meth:`_decide` for a long context (a stretch of many glued candidates); nothing cached.
+
+        The answer is whether any adjacent word pair breaks, so: the first words one at a time
+        (a break there ends it early), then each distinct pair of the rest once.
+        """
+        breaks = self._pair_breaks
         before = None
-        pairs: dict[tuple[str, str], bool] = {}  # glued stretches repeat their word pairs
+        lazy = 64  # words read one at a time before the rest is read in one call
         for line in ctx.split("\n"):
             if not line.strip():
                 continue
-            for m in self._words.finditer(line):
-                tok = m.group(1)
-                if before is not None:
-                    if before[-1] == ".":
-                        pair = (before, tok)
-                        found = pairs.get(pair)
-                        if found is None:
-                            found = pairs[pair] = self._period_break(before, tok)
-                        if found:
-                            return True
-                    elif before == "?" or before == "!":
+            pos = 0
+            if lazy:
+                for m in self._words.finditer(line):
+                    tok = m.group(1)
+                    if before is not None and breaks(before, tok):
                         return True
-                before = tok
+                    before = tok
+                    lazy -= 1
+                    if not lazy:
+                        pos = m.end()
+                        break
+                else:
+                    continue  # the whole line was read word by word
+            rest = self._words.findall(line, pos)
+            if not rest:
+                continue
+            if before is not None and breaks(before, rest[0]):
+                return True
+            if any(breaks(a, b) for a, b in set(zip(rest, rest[1:]))):
+                return True
+            before = rest[-1]
         return False
+
+    def _pair_breaks(self, tok: str, nxt: str) -> bool:
+        """Whether word ``tok`` is a sentence break when ``nxt`` follows it."""
+        if tok[-1] == ".":
+            return self._period_break(tok, nxt)
+        return tok == "?" or tok == "!"
 
     def _period_break(self, tok: str, nxt: str) -> bool:
         """Whether word ``tok`` (ending in ".") ends a sentence when ``nxt`` follows: NLTK's first
