@@ -840,7 +840,8 @@ def test_word_tokenize_is_punkt_then_nltks_treebank(treebank_reference):
 # --- split_sentences: plain prose skips pysbd, with pysbd's own sentences -------------------------
 
 _PLAIN_WORDS = ["the", "red", "moves", "and", "a", "A", "I", "Alice", "JSON", "it", "He", "Yahoo", "Yum", "Co", "KG",
-                "x", "Mr", "dr", "stays", "st", "no", "is", "iv", "v", "am", "PM", "U", "However", "fig", "etc"]
+                "x", "Mr", "dr", "stays", "st", "no", "is", "iv", "v", "am", "PM", "U", "However", "fig", "etc",
+                "don't", "it's", "dogs'", "I'm", "'tis", "O'Neil", "x'"]
 _PLAIN_SEPS = [" ", " ", "  ", ", ", "; ", ": ", ",", ". ", "! ", "? ", ".  ", "!", "?", "."]
 
 
@@ -860,6 +861,7 @@ def _plain_pieces(n, seed=0):
     "The red circle moves. Then it stops!", "wow! and more? yes. Ok", "Hi, there; you: ok! No",
     "It is. fine", "Alice met Bob. a. b", "I. Then", "Go to St. Louis", "Yahoo! Great", "Acme Co. KG is big.",
     "x  y.  Z", "Stop!  and go", "Why? because", "end.", "one, two; three: four",
+    "Don't stop. It's fine, the dogs' bowls are full! Rock'n'roll", "He said 'go' now. Then", "Wow!' Then",
 ])
 def test_plain_prose_is_split_as_pysbd_splits(piece):
     from ifpo.verifiers.text import _plain_sentences, _segmenter
@@ -885,7 +887,7 @@ def test_plain_prose_refuses_what_pysbd_must_decide():
 
     for piece in ["Dr. Smith came.", "It is. fine", "Plan A. Then", "a. b. c.", "Yahoo! Great", "Co. KG x",
                   "3 cats. Two", 'He said "Stop." Then', "Wait... what", "x (y). Z", "a-b. C", "Hi!! No",
-                  "tab\there. Now", "U.S. based"]:
+                  "tab\there. Now", "U.S. based", "say 'hi' There", "'tis. So", "It's. Yes"]:
         assert _plain_sentences(piece) is None, piece
 
 
