@@ -841,7 +841,8 @@ def test_word_tokenize_is_punkt_then_nltks_treebank(treebank_reference):
 
 _PLAIN_WORDS = ["the", "red", "moves", "and", "a", "A", "I", "Alice", "JSON", "it", "He", "Yahoo", "Yum", "Co", "KG",
                 "x", "Mr", "dr", "stays", "st", "no", "is", "iv", "v", "am", "PM", "U", "However", "fig", "etc",
-                "don't", "it's", "dogs'", "I'm", "'tis", "O'Neil", "x'"]
+                "don't", "it's", "dogs'", "I'm", "'tis", "O'Neil", "x'", "3", "12", "2023", "1st", "3rd", "No",
+                "p", "pp", "v2", "1a"]
 _PLAIN_SEPS = [" ", " ", "  ", ", ", "; ", ": ", ",", ". ", "! ", "? ", ".  ", "!", "?", "."]
 
 
@@ -862,6 +863,7 @@ def _plain_pieces(n, seed=0):
     "It is. fine", "Alice met Bob. a. b", "I. Then", "Go to St. Louis", "Yahoo! Great", "Acme Co. KG is big.",
     "x  y.  Z", "Stop!  and go", "Why? because", "end.", "one, two; three: four",
     "Don't stop. It's fine, the dogs' bowls are full! Rock'n'roll", "He said 'go' now. Then", "Wow!' Then",
+    "In 2023 we had 3 cats. Then 2 left!", "3 cats. Two", "It costs 3 50 now. Ok", "Item 1a works. Next",
 ])
 def test_plain_prose_is_split_as_pysbd_splits(piece):
     from ifpo.verifiers.text import _plain_sentences, _segmenter
@@ -886,8 +888,9 @@ def test_plain_prose_refuses_what_pysbd_must_decide():
     from ifpo.verifiers.text import _plain_sentences
 
     for piece in ["Dr. Smith came.", "It is. fine", "Plan A. Then", "a. b. c.", "Yahoo! Great", "Co. KG x",
-                  "3 cats. Two", 'He said "Stop." Then', "Wait... what", "x (y). Z", "a-b. C", "Hi!! No",
-                  "tab\there. Now", "U.S. based", "say 'hi' There", "'tis. So", "It's. Yes"]:
+                  'He said "Stop." Then', "Wait... what", "x (y). Z", "a-b. C", "Hi!! No",
+                  "tab\there. Now", "U.S. based", "say 'hi' There", "'tis. So", "It's. Yes", "It costs 3.50 now",
+                  "Chapter 5. Next", "1. item", "See No. 5 here", "x 3rd. Y"]:
         assert _plain_sentences(piece) is None, piece
 
 

@@ -372,17 +372,18 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in sentences if any(ch.isalnum() for ch in s)]
 
 
-# Plain prose pysbd has nothing to decide in: ASCII letters, spaces, "," ";" ":", apostrophes after a
-# letter ("don't", "dogs'") and terminators that follow a letter and precede a space or the end.
-# Read rule by rule (pysbd 0.3.4, English), such a piece holds no list marker, number, quote (its
-# quote rules need one after whitespace or a terminator), bracket, dash, ellipsis, double or
-# continued punctuation, e-mail or file name, so the only rules left to fire are: an abbreviation
-# ("Dr.", "is.", any of its list) or a single letter ("A.", "a." as a list item) before ".", the
+# Plain prose pysbd has nothing to decide in: ASCII letters and digits, spaces, "," ";" ":",
+# apostrophes after a letter ("don't", "dogs'") and terminators that follow a letter and precede a
+# space or the end. Read rule by rule (pysbd 0.3.4, English), such a piece holds no list marker or
+# number next to a terminator (its number rules need a digit beside the "."), no quote (its quote
+# rules need one after whitespace or a terminator), bracket, dash, ellipsis, double or continued
+# punctuation, e-mail or file name, so the only rules left to fire are: an abbreviation ("Dr.",
+# "No.", "is.", any of its list) or a single letter ("A.", "a." as a list item) before ".", the
 # exclamation words ("Yahoo!", "Yum!"), "Co. KG", and "!" before a space and a lower-case letter
 # (mid-sentence). A piece with one of the first three goes to pysbd; otherwise every terminator
 # ends a sentence except such a mid-sentence "!". Skipping pysbd there is 100x faster; a test
 # compares this with pysbd on hand-picked and thousands of random pieces.
-_PLAIN_PIECE = re.compile(r"(?:[A-Za-z,;: ]|(?<=[A-Za-z])'|(?<=[A-Za-z])[.!?](?= |\Z))+")
+_PLAIN_PIECE = re.compile(r"(?:[A-Za-z0-9,;: ]|(?<=[A-Za-z])'|(?<=[A-Za-z])[.!?](?= |\Z))+")
 _WORD_BEFORE_PERIOD = re.compile(r"(?<![A-Za-z])[A-Za-z]+(?=\.)")
 _PLAIN_BOUNDARY = re.compile(r"(?<=[.?])|(?<=!)(?! [a-z])")
 _PYSBD_READ = "0.3.4"
