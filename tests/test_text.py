@@ -795,6 +795,23 @@ def test_treebank_without_a_free_separator_tokenizes_piece_by_piece(treebank_ref
     _treebank._CACHE.clear()
 
 
+def test_treebank_survives_the_cache_emptied_meanwhile(treebank_reference, monkeypatch):
+    # Another thread may empty the shared cache between filling it and reading the tokens back.
+    from ifpo.verifiers import _treebank
+
+    fill = _treebank._fill
+
+    def fill_then_empty(misses, cache):
+        fill(misses, cache)
+        if cache is _treebank._CACHE:
+            cache.clear()
+
+    monkeypatch.setattr(_treebank, "_fill", fill_then_empty)
+    texts = ['He said "no." ', "They'll go (now).", "x"]
+    _treebank._CACHE.clear()
+    assert _treebank.tokenize_sentences(texts) == [t for s in texts for t in treebank_reference(s)]
+
+
 def test_treebank_engine_facts_it_relies_on():
     """What _treebank assumes of the two regex engines, over every code point."""
     import re
