@@ -779,7 +779,7 @@ def test_treebank_equals_nltk_on_random_strings(treebank_reference, seed):
 
     identity = _treebank_identity()
     rng = random.Random(seed)
-    strings = [identity.random_string(rng) for _ in range(500)]
+    strings = [identity.random_string(rng) for _ in range(400)]
     _treebank._CACHE.clear()
     assert identity.differences(strings, treebank_reference) == []
 
@@ -846,10 +846,10 @@ def test_word_tokenize_is_punkt_then_nltks_treebank(treebank_reference):
     spec = importlib.util.spec_from_file_location("checker_scaling", path)
     scaling = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scaling)
-    texts = list(scaling.shapes(6_000).values())
+    texts = list(scaling.shapes(4_000).values())
     identity = _treebank_identity()
     rng = random.Random(5)
-    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 12))) for _ in range(120)]
+    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 12))) for _ in range(80)]
     for text in texts:
         assert word_tokenize(text) == nltk_word_tokenize(text), repr(text[:80])
 
