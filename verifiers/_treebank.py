@@ -54,8 +54,9 @@ _CHUNK = regex.compile(r"\S+")
 _SEPARATORS = [chr(c) for c in range(0xFDD9, 0xFDF0)]
 
 _LONG = 1000  # chunks longer than this are cut between adjacent brackets (deep nesting)
-# Between two brackets: where a long chunk may be cut.
+# A long chunk is cut inside runs of three or more brackets (between adjacent brackets).
 _BRACKET_RUN = re.compile(r"[\[\](){}<>]{3,}")
+# The last position between two adjacent brackets (searched backwards).
 _LAST_BRACKET_PAIR = regex.compile(r"(?r)(?<=[\[\](){}<>])(?=[\[\](){}<>])")
 _CACHE_LIMIT = 100_000  # entries before the cache is emptied (bounds memory on huge varied inputs)
 _CACHE_KEY_MAX = 200  # longer pieces are tokenized without being cached
