@@ -674,17 +674,23 @@ def stock_pysbd():
                if n.split(".")[0] == "pysbd" and isinstance(getattr(m, "re", None), text_module._LruRe)]
     assert shimmed, "pysbd's modules do not use the regex cache"
 
+    import pysbd
+
+    stock = pysbd.Segmenter(language="en", clean=False)  # without our find-back step
+
     def reference(text):
-        shim, plain = shimmed[0].re, text_module._plain_sentences
+        shim, plain, segmenter = shimmed[0].re, text_module._plain_sentences, text_module._segmenter
         for module in shimmed:
             module.re = re
         text_module._plain_sentences = lambda piece: None  # every piece to pysbd
+        text_module._segmenter = lambda: stock
         try:
             return split_sentences(text)
         finally:
             for module in shimmed:
                 module.re = shim
             text_module._plain_sentences = plain
+            text_module._segmenter = segmenter
 
     return reference
 
@@ -706,6 +712,41 @@ def test_split_sentences_equals_stock_pysbd_on_random_lines(stock_pysbd):
         assert split_sentences(line) == stock_pysbd(line), repr(line)
 
 
+# The bench's random_chars alphabet (bench/checker_scaling.py), and sentences that recur in a line.
+def _random_chars():
+    import string
+
+    return string.ascii_letters + string.digits + string.punctuation + " \n\t" + "éßπ中文"
+
+
+@pytest.mark.parametrize("line", [
+    "a. a. a.", "Hi. Hi.  Hi.\tHi.", "x! x!\u3000x!\u2028x", "No. 5. No. 5.", '"a." "a." a.', "a.a. a.a.",
+    "1. 1. 1.", "(a) (a) (a).", "Hi.\x1cHi.\x85Hi.", "?!?! ?!?!", "... ... ...", "a) b) a) b)",
+])
+def test_pysbd_find_back_step_equals_pysbds_regex_step(line):
+    import pysbd
+    from ifpo.verifiers.text import _segmenter
+
+    assert _segmenter().segment(line) == pysbd.Segmenter(language="en", clean=False).segment(line)
+
+
+def test_pysbd_find_back_step_equals_pysbds_regex_step_on_random_lines(stock_pysbd):
+    import random
+
+    import pysbd
+    from ifpo.verifiers.text import _segmenter
+
+    rng, alphabet = random.Random(12), _random_chars()
+    stock = pysbd.Segmenter(language="en", clean=False)
+    lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 160))) for _ in range(1000)]
+    lines += ["".join(rng.choice(["a.", " ", "a", "!", "?", ". ", "1.", '"', "\t", "  "])
+                      for _ in range(rng.randint(1, 30))) for _ in range(1000)]  # recurring sentences
+    for line in lines:
+        assert _segmenter().segment(line) == stock.segment(line), repr(line)
+    text = "".join(rng.choice(alphabet) for _ in range(25_000))
+    assert split_sentences(text) == stock_pysbd(text)
+
+
 # --------------------------------------------------------------------------- Treebank (fast == NLTK)
 # word_tokenize runs verifiers/_treebank.py; NLTK's NLTKWordTokenizer().tokenize is the reference.
 # Tokens must be equal on hand-picked cases for every pattern, on seeded random strings from a
@@ -718,6 +759,7 @@ TREEBANK_CASES = [
     '"Hi," she said.', '"', '""', "''", "''hi''", " ''hi", "\t\"hi", '("hi")', '[\'\'x\'\']', '{"a": 1}',
     "He said 'hello' to me' .", "I'm'@", "they'll'?", "'", "' '", "x' y", "x'\ty", "x' ", "'tis", "'Tis true", "x 'twas", "'TWAS",
     "can't", "cannot", "CANNOT", "Cannot.", "gonna", "gotta", "gimme", "lemme", "wanna go", "wanna", "d'ye",
+    "we gonna go", "Cannot be", "GIMME that", "you gotta go", "lemme see", "g\u0130mme x", "Gonna2 go", "gonna_ x",
     "more'n", "DON'T", "don't", "I'm", "you're", "we've", "they'll", "she'd", "it's", "IT'S", "o'clock",
     "rock 'n' roll", "James' book", "the '90s", "ca n't", "\u0130s 'tis", "'t\u0131s", "'t\u0130s", "wa\u017f",
     "Hello... world", "Wait.. what", "end..", "a--b", "---", "--", "a - b", "a\u2013b\u2014c\u2012d\u2015e",

@@ -234,6 +234,9 @@ _BEFORE = {"": "\ufdd0", " ": "\ufdd1"}  # anything else: "\ufdd2"
 _AFTER = {"": "\ufdd3", " ": "\ufdd4"}  # anything else: "\ufdd5"
 _CONTEXT = {"\ufdd0": "", "\ufdd1": " ", "\ufdd2": "\t", "\ufdd3": "", "\ufdd4": " ", "\ufdd5": "\t"}
 _TAIL = "\ufdd6"
+# The contractions that an alphanumeric chunk can match (as a whole: it has no inner \b); under
+# ASCII, re's case folding is plain lower-casing.
+_WORD_CONTRACTIONS = frozenset({"cannot", "gimme", "gonna", "gotta", "lemme", "wanna"})
 _LITERAL = "\ufdd8"  # + a run of brackets: one token per character
 _UNMARKABLE = re.compile("[\x1c-\x1f\ufdd0-\ufdef]")
 _QUOTE_START = re.compile("(?:^|(?<=(\\s)))(?=\"|'')")  # a chunk starting with " or ''
@@ -354,6 +357,8 @@ def _fill(misses: Iterable[object], cache: dict[object, tuple[str, ...]]) -> Non
                 piece = key[(before is not None) : len(key) - (after is not None)]
                 heads.append(key)
                 head_pieces.append((" " if before is None else before) + piece + (" " if after is None else after))
+            elif key.isascii() and key.isalnum() and key.lower() not in _WORD_CONTRACTIONS:
+                cache[key] = (key,)  # an ASCII word or number: no pattern can match inside it
             else:
                 plain.append(key)
         elif key[0] == "#":
