@@ -284,7 +284,40 @@ def _segmenter() -> Any:
     import pysbd
 
     _give_pysbd_a_regex_cache()
-    return pysbd.Segmenter(language="en", clean=False)
+    return _spans_by_find(pysbd.Segmenter)(language="en", clean=False)
+
+
+_TRAILING_SPACE = re.compile(r"\s*")
+
+
+def _spans_by_find(segmenter: Any) -> Any:
+    r"""pysbd's Segmenter with its last step, finding each sentence back in the text, done by
+    ``str.find`` instead of compiling ``re.escape(sentence) + r"\s*"`` per sentence.
+
+    That step compiled a new pattern for every distinct sentence (half of pysbd's time on text it
+    has not seen). A literal followed by ``\s*`` matches at exactly the positions where the text
+    starts with the literal, and ``finditer`` resumes at each match's end, so the loop below takes
+    the same matches in the same order (tests/test_text.py compares with stock pysbd).
+    """
+    from pysbd.utils import TextSpan
+
+    class Segmenter(segmenter):  # type: ignore[misc, valid-type]
+        def sentences_with_char_spans(self, sentences: list[str]) -> list[Any]:
+            if not all(isinstance(s, str) and s for s in sentences):
+                return super().sentences_with_char_spans(sentences)  # an empty pattern: pysbd's own
+            text, spans, prior_end = self.original_text, [], 0
+            for sent in sentences:
+                pos = 0
+                while (start := text.find(sent, pos)) >= 0:
+                    end = _TRAILING_SPACE.match(text, start + len(sent)).end()
+                    if end > prior_end:
+                        spans.append(TextSpan(text[start:end], start, end))
+                        prior_end = end
+                        break
+                    pos = end
+            return spans
+
+    return Segmenter
 
 
 class _LruRe:
