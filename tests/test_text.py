@@ -969,3 +969,18 @@ def test_plain_prose_path_is_off_on_another_pysbd_release(monkeypatch):
         assert split_sentences("It rained. We left.") == ["It rained.", "We left."]  # pysbd decides
     finally:
         text_module._pysbd_abbreviations.cache_clear()
+
+
+def test_clear_caches_empties_the_text_keyed_caches():
+    # bench/checker_scaling.py times each checker cold through this; a clear that missed a cache
+    # would let one checker's timing ride on another's work on the same text.
+    from ifpo.verifiers import _treebank
+    from ifpo.verifiers import text as text_module
+
+    text_module.word_tokenize("A cold start. Then a warm one!")
+    splitter = text_module._punkt()
+    assert _treebank._CACHE and splitter._decisions
+    text_module.clear_caches()
+    assert not _treebank._CACHE
+    assert not (splitter._decisions or splitter._before or splitter._after)
+    assert text_module.word_tokenize("A cold start. Then a warm one!")[-2:] == ["one", "!"]

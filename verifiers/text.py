@@ -531,6 +531,22 @@ def punkt_sentences(text: str) -> list[str]:
     return _punkt().tokenize(text)
 
 
+def clear_caches() -> None:
+    """Empty the caches keyed by response text (Treebank tokens per chunk, Punkt decisions per context).
+
+    They make repeated words and sentence contexts cheap within and across responses; a speed
+    measurement of one checker on a new response calls this first, so it does not time cache hits
+    left by an earlier checker on the same text. Caches keyed by params or patterns are kept.
+    """
+    from ifpo.verifiers import _treebank
+
+    _treebank._CACHE.clear()
+    if _punkt.cache_info().currsize:
+        splitter = _punkt()
+        for cache in (splitter._decisions, splitter._before, splitter._after):
+            cache.clear()
+
+
 @lru_cache(maxsize=1)
 def _treebank() -> Any:
     """NLTK's own Treebank word tokenizer: the reference ``verifiers/_treebank.py`` is tested against."""
