@@ -1081,3 +1081,28 @@ def test_verbatim_closest_hint_equals_a_matcher_per_line():
                           {**params, "expected_utterance": utterance})
         if not got.passed and "not found verbatim" in got.reason:
             assert got.reason.endswith(_closest_hint_every_line(text, utterance) or "verbatim"), (text, utterance)
+
+
+def test_lazy_segment_comparison_equals_normalising_every_segment():
+    # verbatim_speech_constraint compares the scorer's segments lazily (stops at the first that
+    # differs); it must give the eager comparison's answer on any text.
+    import random
+
+    from ifpo.verifiers.rules import video_ifbench as v
+
+    rng = random.Random(1)
+    atoms = ["a", "b", "go", " ", "\n", '"', "'", "!", ".", "“", "”", "  ", "x"]
+    checked = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 25)))
+        utterance = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 8)))
+        for flags in ({"quotes": True, "whitespace": True}, {"quotes": False, "whitespace": False}):
+            def norm(segments, flags=flags):
+                return [n for n in (v._speech_norm(s, **flags) for s in segments) if n]
+
+            wanted = norm(v._scorer_segments(utterance))
+            if wanted:
+                checked += 1
+                eager = norm(v._scorer_segments(text)) == wanted
+                assert v._segments_equal(v._scorer_segments(text), wanted, flags) == eager, (text, utterance)
+    assert checked > 2000

@@ -88,12 +88,16 @@ def normalize_quotes(text: str, *, extended: bool = False) -> str:
     # str.replace per quote character present, not str.translate: translate looks every non-ASCII
     # character up in the table (a KeyError each: 0.1 s/MB on non-Latin text). Same result: each
     # character maps to one character that is no key itself.
-    for table in (_QUOTES, _EXTENDED_QUOTES) if extended else (_QUOTES,):
-        for key, value in table.items():
-            ch = chr(key)
-            if ch in text:
-                text = text.replace(ch, value)
+    if text.isascii() and (not extended or "`" not in text):
+        return text  # the only ASCII quote folded is the backtick (extended)
+    for ch, value in _QUOTE_PAIRS_EXTENDED if extended else _QUOTE_PAIRS:
+        if ch in text:
+            text = text.replace(ch, value)
     return text
+
+
+_QUOTE_PAIRS = tuple((chr(key), value) for key, value in _QUOTES.items())
+_QUOTE_PAIRS_EXTENDED = _QUOTE_PAIRS + tuple((chr(key), value) for key, value in _EXTENDED_QUOTES.items())
 
 
 def squash_whitespace(text: str) -> str:

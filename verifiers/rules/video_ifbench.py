@@ -1231,6 +1231,21 @@ def _scorer_segments(text: str) -> list[str]:
     return lines if len(lines) > 1 else ([raw] if raw else [])
 
 
+def _segments_equal(segments: list[str], wanted: list[str], flags: Mapping[str, bool]) -> bool:
+    """Whether the non-empty normalised ``segments`` are exactly ``wanted``, normalising lazily: the
+    first segment that differs (or one more than ``wanted`` holds) decides, so a long list of lines
+    is not normalised whole to find that its first line is not the utterance."""
+    i = 0
+    for segment in segments:
+        norm = _speech_norm(segment, **flags)
+        if not norm:
+            continue
+        if i >= len(wanted) or norm != wanted[i]:
+            return False
+        i += 1
+    return i == len(wanted)
+
+
 def _verbatim_check(params: Mapping[str, Any]) -> str | None:
     utterance = params["expected_utterance"]
     if not _speech_norm(utterance, quotes=True, whitespace=True):
@@ -1290,7 +1305,7 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     # The scorer's own test, which the search inside the text can miss where dropping a quote glues
     # two words ('"go"x' is "gox" there, while its quoted segment is "go").
     wanted = normalized(_scorer_segments(params["expected_utterance"]))
-    if wanted and normalized(_scorer_segments(text)) == wanted:
+    if wanted and _segments_equal(_scorer_segments(text), wanted, flags):
         utterance = excerpt(params["expected_utterance"])
         return Check(True, f"utterance {utterance} is what the response quotes, verbatim")
     candidates = _quoted_segments(text) or [ln.strip() for ln in nonblank_lines(text)]
