@@ -188,7 +188,7 @@ def reusable(folder: Path, inputs: dict[str, Any], done: str) -> bool:
         if json.loads(stamp.read_text(encoding="utf-8")) == inputs:
             return True
     if folder.exists():
-        print(f"  {folder.name}: {'inputs changed' if stamp.is_file() else 'no record of its inputs'}, redone",
+        print(f"  {folder.parent.name}/{folder.name}: {'inputs changed' if stamp.is_file() else 'no record of its inputs'}, redone",
               flush=True)
         shutil.rmtree(folder)
     return False
