@@ -100,9 +100,9 @@ def test_swapped_pairs_lower_heldout_ipr(steps):
     assert after["cpr_micro"] <= steps.base["cpr_micro"] - 5.0 and after["ipr"] <= steps.base["ipr"], (steps.base, after)
 
 
-@pytest.mark.xfail(strict=True, reason="measured on the learnable default v2 (which reads colours: base pixel CPR "
-                   "42.9): 40 DPO steps on these pairs lower pixel CPR with media (32.1) and more without (21.4), "
-                   "so there is no gain to ablate yet; see the issue-11 notes. Strict: reports when DPO gains.")
+@pytest.mark.xfail(strict=True, reason="the learnable default does not read colours or counts from the pixels yet "
+                   "(pixel CPR at chance before and after DPO), so there is no visual gain to ablate; see the "
+                   "issue-11 note. Strict: it reports when a model that sees makes it pass.")
 def test_pixel_rules_improve_only_with_media(steps):
     with_media = steps.dpo("dpo", steps.pairs)  # reused from the test above when it ran
     blanked_pairs = steps.bench.subset_pairs(steps.pairs, steps.root / "pairs_blanked", blank_media=True)

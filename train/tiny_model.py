@@ -648,12 +648,12 @@ def build_tiny_model(
 
 #: Everything the learnable default's build depends on; the cache key is its hash, so changing any of
 #: these (or LEARNABLE_SPEC, or LEARNABLE_VERSION when the world or SFT code changes) builds anew.
-LEARNABLE_VERSION = 2  # 2: vision warm-up + pixel questions (without them the default ignored its pixels)
+LEARNABLE_VERSION = 1
 LEARNABLE_BUILD: dict[str, Any] = {
     "world_seed": 0,
     "world_train_items": 1200,
     "sft": {"responses": "world_partial", "obey_rate": 0.85, "learning_rate": 3.0e-3, "max_steps": 400,
-            "per_device_train_batch_size": 16, "seed": 0, "vision_warmup_steps": 150, "vision_qa_share": 0.375},
+            "per_device_train_batch_size": 16, "seed": 0},
 }
 LEARNABLE_CACHE_ENV = "IFPO_LEARNABLE_CACHE"
 
