@@ -142,8 +142,11 @@ EDGE_TABLE = [
     # so min_rows=0 cannot help.
     ("table_output", {}, False, False),
     ("table_output", {"min_rows": 0, "require_header": False}, False, False),
-    # ordered_list_output: 0 marked lines < min_items (ifpo refuses min_items=0 as a param).
+    # ordered_list_output: 0 marked lines < min_items; with min_items 0 the scorer's 0 >= 0 passes.
     ("ordered_list_output", {}, False, False),
+    ("ordered_list_output", {"min_items": 0}, True, True),
+    # required_keyword_inclusion with min_occurrences 0 and no maximum: 0 >= 0 always holds.
+    ("required_keyword_inclusion", {"keywords": ["dog"], "min_occurrences": 0}, True, True),
     # closed_set_option_output: "" is not in the options; with explanations the text must start
     # with an option.
     ("closed_set_option_output", {"allowed_options": ["A", "B"]}, False, False),
@@ -315,10 +318,75 @@ def test_more_edges_get_the_scorers_verdict(type_id, response, params, passed):
     assert result.passed is passed, result.reason
 
 
-def test_min_occurrences_zero_without_a_maximum_is_refused():
-    # The scorer passes every response there (0 >= 0); ifpo refuses a constraint that cannot fail.
-    with pytest.raises(ValueError, match="min_occurrences"):
-        check("required_keyword_inclusion", "", keywords=["dog"], min_occurrences=0)
+# Param values the scorer judges (its judges compare and loop, they do not validate), so ifpo
+# accepts them with the scorer's verdict instead of refusing the constraint. Each group's expected
+# verdicts are read off the reference judge named in its comment.
+PARAM_VERDICTS = [
+    # judge_required_keyword_inclusion: hit = count >= min and (max is None or count <= max);
+    # all() of the hits with match_all (True for no keywords), else any() (False for none).
+    ("required_keyword_inclusion", "no cat here", {"keywords": ["dog"], "min_occurrences": 0}, True),
+    ("required_keyword_inclusion", "dog dog dog", {"keywords": ["dog"], "min_occurrences": 0}, True),
+    ("required_keyword_inclusion", "x", {"keywords": ["dog"], "min_occurrences": -2}, True),
+    ("required_keyword_inclusion", "dog dog", {"keywords": ["dog"], "min_occurrences": 3, "max_occurrences": 2}, False),
+    ("required_keyword_inclusion", "anything", {"keywords": []}, True),
+    ("required_keyword_inclusion", "anything", {"keywords": [], "match_all": False}, False),
+    # judge_forbidden_keyword_exclusion: no keyword is present when there are none.
+    ("forbidden_keyword_exclusion", "dog", {"keywords": []}, True),
+    # judge_ordered_list_output: matched_count >= min_items; with neither kind enabled it fails
+    # before counting ("No list marker rule is enabled"), whatever min_items.
+    ("ordered_list_output", "plain text", {"min_items": 0}, True),
+    ("ordered_list_output", "- a", {"min_items": -1}, True),
+    ("ordered_list_output", "- a\n- b", {"allow_numbered": False, "allow_bullets": False}, False),
+    ("ordered_list_output", "- a", {"min_items": 0, "allow_numbered": False, "allow_bullets": False}, False),
+    # judge_response_length_constraint: the unit is stripped and lower-cased, then looked up in
+    # WORD_UNIT_ALIASES / ZH_LENGTH_UNIT_ALIASES; another unit is a failed verdict; the bounds are
+    # a plain min <= n <= max.
+    ("response_length_constraint", "one two three", {"min_count": 3, "max_count": 3, "unit": "Word"}, True),
+    ("response_length_constraint", "one two three", {"min_count": 3, "max_count": 3, "unit": "WORDS"}, True),
+    ("response_length_constraint", "一二三", {"min_count": 3, "max_count": 3, "unit": " ZH_Length "}, True),
+    ("response_length_constraint", "一二三", {"min_count": 3, "max_count": 3, "unit": "ZH-CHAR"}, True),
+    ("response_length_constraint", "ab c", {"min_count": 3, "max_count": 3, "unit": "Characters"}, True),
+    ("response_length_constraint", "one two", {"min_count": 0, "max_count": 9, "unit": "tokens"}, False),
+    ("response_length_constraint", "one two", {"min_count": -1, "max_count": 2}, True),
+    ("response_length_constraint", "one two", {"min_count": 5, "max_count": 2}, False),
+    # judge_paragraph_count_constraint / judge_list_item_count_constraint: min <= n <= max.
+    ("paragraph_count_constraint", "One.", {"min_count": 3, "max_count": 2}, False),
+    ("list_item_count_constraint", "x", {"min_count": -3, "max_count": 1}, True),
+    # judge_table_output: formats are lower-cased, blanks dropped, none left = both; an unknown
+    # name allows no parser, so no table is found; min_rows is a comparison.
+    ("table_output", "| a | b |\n|---|---|\n| 1 | 2 |", {"allowed_formats": ["Markdown"]}, True),
+    ("table_output", "| a | b |\n|---|---|\n| 1 | 2 |", {"allowed_formats": []}, True),
+    ("table_output", "| a | b |\n|---|---|\n| 1 | 2 |", {"allowed_formats": ["html"]}, False),
+    ("table_output", "a,b\n1,2", {"allowed_formats": ["HTML", "CSV"]}, True),
+    ("table_output", "| a | b |\n|---|---|\n| 1 | 2 |", {"min_rows": -1}, True),
+    # judge_closed_set_option_output / judge_label_set_restriction: nothing allowed, nothing matches.
+    ("closed_set_option_output", "A", {"allowed_options": []}, False),
+    ("closed_set_option_output", "A because", {"allowed_options": [], "allow_explanation": True}, False),
+    ("label_set_restriction", "happy", {"allowed_labels": []}, False),
+    # judge_normalized_value_format: passing needs a pattern or a value (an empty list is none).
+    ("normalized_value_format", "00:05", {}, False),
+    ("normalized_value_format", "00:05", {"allowed_values": []}, False),
+    # judge_span_localization: actual >= min, <= max when given, == expected when given.
+    ("span_localization", "0:05-0:09", {"min_spans": -1}, True),
+    ("span_localization", "0:05-0:09", {"min_spans": 3, "max_spans": 2}, False),
+    ("span_localization", "", {"expected_span_count": 0}, False),
+    ("span_localization", "", {"min_spans": 0, "expected_span_count": 0}, True),
+]
+
+
+@pytest.mark.parametrize("type_id, response, params, passed", PARAM_VERDICTS)
+def test_param_values_the_scorer_judges_get_its_verdict(type_id, response, params, passed):
+    assert REGISTRY.get(type_id).param_errors(params) == [], params
+    result = check(type_id, response, **params)
+    assert result.passed is passed, result.reason
+
+
+def test_unknown_unit_and_format_say_why_they_fail():
+    assert "unsupported length unit 'tokens'" in check(
+        "response_length_constraint", "a b", min_count=0, max_count=9, unit="tokens"
+    ).reason
+    assert "no table format allowed" in check("table_output", "a,b\n1,2", allowed_formats=["html"]).reason
+    assert "both false" in check("ordered_list_output", "- a", allow_numbered=False, allow_bullets=False).reason
 
 
 @pytest.mark.parametrize("type_id", sorted(REQUIRED))
@@ -333,12 +401,10 @@ def test_missing_required_param_raises(type_id):
     "type_id, params",
     [
         ("response_length_constraint", {"min_count": "10", "max_count": 20}),
-        ("response_length_constraint", {"min_count": 1, "max_count": 2, "unit": "tokens"}),
         ("paragraph_count_constraint", {"min_count": 1.5, "max_count": 2}),
         ("required_keyword_inclusion", {"keywords": "dog"}),
         ("required_keyword_inclusion", {"keywords": ["dog"], "match_all": "yes"}),
         ("closed_set_option_output", {"allowed_options": [1, 2]}),
-        ("table_output", {"allowed_formats": ["html"]}),
         ("structured_json_output", {"top_level": "string"}),
         ("span_localization", {"min_spans": True}),
         ("verbatim_speech_constraint", {"expected_utterance": ["hi"]}),
@@ -353,23 +419,11 @@ def test_wrong_param_type_raises_value_error(type_id, params):
 @pytest.mark.parametrize(
     "type_id, params, fragment",
     [
-        ("response_length_constraint", {"min_count": 60, "max_count": 40}, "greater than max_count"),
-        ("response_length_constraint", {"min_count": -1, "max_count": 40}, ">= 0"),
-        ("paragraph_count_constraint", {"min_count": 3, "max_count": 2}, "greater than max_count"),
-        ("list_item_count_constraint", {"min_count": 5, "max_count": 1}, "greater than max_count"),
-        ("required_keyword_inclusion", {"keywords": []}, "empty"),
         ("required_keyword_inclusion", {"keywords": ["dog", " "]}, "blank"),
-        (
-            "required_keyword_inclusion",
-            {"keywords": ["dog"], "min_occurrences": 3, "max_occurrences": 2},
-            "greater than max_occurrences",
-        ),
-        ("required_keyword_inclusion", {"keywords": ["dog"], "min_occurrences": 0}, "any response"),
-        ("forbidden_keyword_exclusion", {"keywords": []}, "empty"),
-        ("closed_set_option_output", {"allowed_options": []}, "empty"),
-        ("label_set_restriction", {"allowed_labels": []}, "empty"),
+        ("forbidden_keyword_exclusion", {"keywords": [""]}, "blank"),
+        ("closed_set_option_output", {"allowed_options": ["A", " "]}, "blank"),
+        ("label_set_restriction", {"allowed_labels": [" "]}, "blank"),
         ("verbatim_speech_constraint", {"expected_utterance": "  ?! "}, "empty"),
-        ("normalized_value_format", {}, "allowed_patterns"),
         ("normalized_value_format", {"allowed_patterns": ["(unclosed"]}, "not a valid regular expression"),
         (
             "normalized_value_format",
@@ -378,12 +432,6 @@ def test_wrong_param_type_raises_value_error(type_id, params):
         ),
         ("normalized_value_format", {"allowed_values": ["a"], "separator_pattern": ";*"}, "empty string"),
         ("span_localization", {"custom_patterns": ["[0-9"]}, "not a valid regular expression"),
-        ("span_localization", {"min_spans": 3, "max_spans": 2}, "greater than max_spans"),
-        ("span_localization", {"expected_span_count": 0}, "outside"),
-        ("span_localization", {"min_spans": -1}, ">= 0"),
-        ("ordered_list_output", {"allow_numbered": False, "allow_bullets": False}, "no list format"),
-        ("ordered_list_output", {"min_items": 0}, ">= 1"),
-        ("table_output", {"allowed_formats": []}, "empty"),
         ("table_output", {"schema": "{not json"}, "not valid JSON"),
         ("table_output", {"schema": 3}, "skeleton"),
         ("structured_json_output", {"schema": "nope"}, "not valid JSON"),
@@ -396,6 +444,10 @@ def test_wrong_param_type_raises_value_error(type_id, params):
     ],
 )
 def test_bad_param_combinations_are_reported(type_id, params, fragment):
+    # Still refused. A blank list entry never reaches a scorer judge (its param sanitiser drops it).
+    # The rest the scorer does judge, as a fixed failure (an invalid regex raises, which it records
+    # as failed; an empty utterance, crossed JSON keys or an unreadable schema fail every response):
+    # aligning those is left for a later change, so they stay refused with a reason.
     ctype = REGISTRY.get(type_id)
     errors = ctype.param_errors(params)
     assert errors, params

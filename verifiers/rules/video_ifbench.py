@@ -48,11 +48,6 @@ from typing import Any
 from ifpo.verifiers.registry import (
     Check,
     Param,
-    all_checks,
-    at_least_error,
-    bounds_check,
-    bounds_error,
-    nonempty_strings_check,
     nonempty_strings_error,
     regex_error,
     register,
@@ -357,7 +352,24 @@ def _skeleton_errors(value: Any, skeleton: Any, path: str = "$") -> list[str]:
     return []
 
 
-_count_bounds_check = bounds_check("min_count", "max_count")
+# Param policy (issue 13): a value the scorer judges is accepted here with the scorer's verdict, even
+# where that verdict is fixed (min_count 0 with any maximum always passes, min > max always fails,
+# a negative bound is just a comparison). Refused are only values the scorer cannot take either: a
+# wrong JSON type (ifpo does not coerce "3" to 3 the way the scorer's LLM-param sanitiser does), a
+# missing required param (a hybrid constraint has the judge extract it), a blank list entry (the
+# sanitiser drops it, so it never reaches a judge), an unusable regular expression.
+
+
+def _blank_entries_check(name: str, *, allow_none: bool = False) -> Any:
+    """A params check refusing blank entries of list param ``name``; an empty list is judged."""
+
+    def check(params: Mapping[str, Any]) -> str | None:
+        values = params.get(name)
+        if values is None:
+            return None if allow_none else f"{name} is required: give a list"
+        return nonempty_strings_error(name, values) if values else None
+
+    return check
 
 
 # List-like parsing, shared by list_item_count_constraint and label_set_restriction: the scorer's
@@ -614,10 +626,16 @@ def _table_schema_errors(table: _Table, skeleton: Any) -> list[str]:
 
 
 def _table_params_check(params: Mapping[str, Any]) -> str | None:
-    if not params["allowed_formats"]:
-        return "allowed_formats is empty: give 'markdown' and/or 'csv'"
+    # allowed_formats is read as the scorer reads it (see _table_formats); any min_rows is a
+    # comparison. A schema that cannot be read is still refused (left for a later change).
     _, error = _schema_value(params["schema"])
-    return at_least_error(params, "min_rows", 0) or error
+    return error
+
+
+def _table_formats(given: list[str] | None) -> list[str]:
+    """The scorer's reading of ``allowed_formats``: lower-cased, blanks dropped, empty = both."""
+    formats = [f.strip().lower() for f in given or [] if f.strip()]
+    return formats or list(_TABLE_FORMATS)
 
 
 @register(
@@ -630,8 +648,8 @@ def _table_params_check(params: Mapping[str, Any]) -> str | None:
             "allowed_formats",
             "list[str]",
             default=["markdown", "csv"],
-            choices=_TABLE_FORMATS,
-            help="table syntaxes accepted",
+            help="table syntaxes accepted ('markdown', 'csv', any case; empty means both; "
+            "another name allows nothing)",
         ),
         Param("min_rows", "int", default=1, help="minimum number of data rows (header excluded)"),
         Param("require_header", "bool", default=True, help="the table must have a header row"),
@@ -662,7 +680,9 @@ def table_output(response: str, params: Mapping[str, Any]) -> Check:
     True
     """
     text = _target(response)
-    formats = params["allowed_formats"]
+    formats = _table_formats(params["allowed_formats"])
+    if not set(formats) & set(_TABLE_FORMATS):  # the scorer looks for no table, so finds none
+        return Check(False, f"no table format allowed: {formats} holds neither 'markdown' nor 'csv'")
     candidates: list[_Table] = []
     near: list[str] = []
     for fmt in ("markdown", "csv"):
@@ -699,12 +719,6 @@ def table_output(response: str, params: Mapping[str, Any]) -> Check:
 _LIST_LINE = {"numbered": re.compile(r"^\d+[.)]\s+"), "bullet": re.compile(r"^[-*•]\s+")}
 
 
-def _list_format_check(params: Mapping[str, Any]) -> str | None:
-    if not params["allow_numbered"] and not params["allow_bullets"]:
-        return "allow_numbered and allow_bullets are both false: no list format is accepted"
-    return at_least_error(params, "min_items", 1)
-
-
 @register(
     "ordered_list_output",
     source=SOURCE,
@@ -715,7 +729,8 @@ def _list_format_check(params: Mapping[str, Any]) -> str | None:
         Param("allow_numbered", "bool", default=True, help="numbered items ('1.', '2)') count"),
         Param("allow_bullets", "bool", default=True, help="bullet items ('-', '*', '•') count"),
     ],
-    params_check=_list_format_check,
+    # no params_check: min_items 0 (or below) passes everything, no allowed kind fails everything,
+    # both as in the scorer
     description="Organise the answer as a list with at least {min_items} items.",
 )
 def ordered_list_output(response: str, params: Mapping[str, Any]) -> Check:
@@ -724,7 +739,7 @@ def ordered_list_output(response: str, params: Mapping[str, Any]) -> Check:
     As the scorer: a list line is a stripped line starting ``1.``/``1)`` (numbered) or ``-``, ``*``,
     ``•`` (bullet) followed by whitespace (``+`` is not a bullet there); lines of a disallowed kind
     are not counted; the numbering need not be sequential; other lines (an intro, a closing remark)
-    are allowed. An empty response has no list line, so it fails (``min_items`` is at least 1).
+    are allowed. An empty response has no list line, so it fails unless ``min_items`` is 0 or less.
 
     >>> ordered_list_output("1. cut\\n2. fry", {"min_items": 2, "allow_numbered": True,
     ...     "allow_bullets": False}).passed
@@ -733,6 +748,8 @@ def ordered_list_output(response: str, params: Mapping[str, Any]) -> Check:
     kinds = {
         k for k, ok in (("numbered", params["allow_numbered"]), ("bullet", params["allow_bullets"])) if ok
     }
+    if not kinds:  # the scorer's verdict: no marker rule enabled
+        return Check(False, "allow_numbered and allow_bullets are both false: no list kind is accepted")
     found = [kind for ln in _lines(_target(response)) for kind, line in _LIST_LINE.items() if line.match(ln)]
     counted = [kind for kind in found if kind in kinds]
     ignored = len(found) - len(counted)
@@ -770,7 +787,7 @@ def _undecorate(text: str) -> str:
         Param("allow_explanation", "bool", default=False, help="text may follow the chosen option"),
         Param("ignore_case", "bool", default=True, help="compare options case-insensitively"),
     ],
-    params_check=nonempty_strings_check("allowed_options"),
+    params_check=_blank_entries_check("allowed_options"),  # no options: every answer fails
     description="Answer with exactly one of: {allowed_options}.",
 )
 def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
@@ -852,11 +869,10 @@ _CHAR_UNITS = (  # the scorer's aliases of zh_length
             "unit",
             "str",
             default="word",
-            choices=_WORD_UNITS + _CHAR_UNITS,
-            help="'word' (CJK characters are not words) or 'zh_length' (every non-space character)",
+            help="'word' (CJK characters are not words) or 'zh_length' (every non-space character); "
+            "any letter case; another unit fails every response, as in the scorer",
         ),
     ],
-    params_check=_count_bounds_check,
     description="Answer in {min_count} to {max_count} {unit} units.",
 )
 def response_length_constraint(response: str, params: Mapping[str, Any]) -> Check:
@@ -869,10 +885,14 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
     Check(passed=True, reason='3 words, expected 1-5')
     """
     text = _target(response)
-    if params["unit"] in _WORD_UNITS:
+    given = params["unit"].strip().lower()  # the scorer's unit normalisation
+    if given in _WORD_UNITS:
         n, unit = _count_words(text), "word"
-    else:
+    elif given in _CHAR_UNITS:
         n, unit = cjk_length(text), "character"
+    else:  # the scorer's verdict for an unknown unit is a failure, whatever the response
+        known = ", ".join(_WORD_UNITS + _CHAR_UNITS)
+        return Check(False, f"unsupported length unit {params['unit']!r} (known, any case: {known})")
     lo, hi = params["min_count"], params["max_count"]
     return Check(in_bounds(n, lo, hi), f"{plural(n, unit)}, expected {bounds_text(lo, hi)}")
 
@@ -886,7 +906,6 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
         Param("min_count", "int", required=True, help="inclusive lower bound"),
         Param("max_count", "int", required=True, help="inclusive upper bound"),
     ],
-    params_check=_count_bounds_check,
     description="Write {min_count} to {max_count} paragraphs separated by blank lines.",
 )
 def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Check:
@@ -911,7 +930,6 @@ def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
         Param("min_count", "int", required=True, help="inclusive lower bound"),
         Param("max_count", "int", required=True, help="inclusive upper bound"),
     ],
-    params_check=_count_bounds_check,
     description="List {min_count} to {max_count} items.",
 )
 @_fails_when_too_deep
@@ -946,10 +964,8 @@ def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
         Param("max_occurrences", "int", nullable=True, help="maximum occurrences of each keyword"),
         Param("ignore_case", "bool", default=True, help="match case-insensitively"),
     ],
-    params_check=all_checks(
-        nonempty_strings_check("keywords"),
-        bounds_check("min_occurrences", "max_occurrences", reject_unbounded=True),
-    ),
+    # min_occurrences 0 without a maximum, or min > max, are judged (pass / fail everything).
+    params_check=_blank_entries_check("keywords"),
     description="Include the keyword(s) {keywords}.",
 )
 def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Check:
@@ -972,10 +988,12 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
     bad = {k: n for k, n in counts.items() if not in_bounds(n, lo, hi)}
     good = [k for k in counts if k not in bad]
     detail = ", ".join(f"{k!r} {plural(n, 'time')}" for k, n in bad.items())
-    if params["match_all"]:
+    if params["match_all"]:  # with no keywords, "all of none" holds, as in the scorer
         if bad:
             return Check(False, f"{detail}; each keyword expected {expected} times")
         return Check(True, f"all {len(counts)} keyword(s) occur {expected} times")
+    if not counts:  # and "any of none" does not
+        return Check(False, "no keywords given, so none occurs (match_all is false)")
     if good:
         return Check(True, f"{good[0]!r} occurs {counts[good[0]]} time(s), expected {expected}")
     return Check(False, f"no keyword occurs {expected} times: {detail}")
@@ -990,7 +1008,7 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
         Param("keywords", "list[str]", required=True, help="words or phrases that must not appear"),
         Param("ignore_case", "bool", default=True, help="match case-insensitively"),
     ],
-    params_check=nonempty_strings_check("keywords"),
+    params_check=_blank_entries_check("keywords"),  # no keywords: nothing is forbidden, every answer passes
     description="Do not use the word(s) {keywords}.",
 )
 def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Check:
@@ -1019,9 +1037,8 @@ _DEFAULT_SEPARATOR = r"(?:\n+|[;；])"
 
 
 def _value_format_check(params: Mapping[str, Any]) -> str | None:
-    patterns, values = params["allowed_patterns"], params["allowed_values"]
-    if not patterns and not values:
-        return "give allowed_patterns and/or allowed_values (both are empty)"
+    patterns = params["allowed_patterns"]
+    # no pattern and no value is judged (the scorer fails every response), not refused
     for i, pattern in enumerate(patterns or []):
         error = regex_error(pattern, f"allowed_patterns[{i}]", ignore_case=params["ignore_case"])
         if error:
@@ -1080,6 +1097,8 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
             items = [text]
     if not items:  # only separators (";"): the scorer finds no value to validate
         return Check(False, "no value left after splitting at separator_pattern")
+    if not params["allowed_values"] and not params["allowed_patterns"]:  # the scorer's verdict
+        return Check(False, "no allowed_patterns or allowed_values given, so no value can match")
     values = {_fold(v, ic) for v in params["allowed_values"] or []}
     patterns = [re.compile(p, re.IGNORECASE if ic else 0) for p in params["allowed_patterns"] or []]
     full = params["require_full_match"]
@@ -1128,7 +1147,7 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
         Param("ignore_case", "bool", default=True, help="compare labels case-insensitively"),
         Param("allow_duplicates", "bool", default=True, help="a label may label more than one entry"),
     ],
-    params_check=nonempty_strings_check("allowed_labels"),
+    params_check=_blank_entries_check("allowed_labels"),  # no labels: every answer fails
     description="Use only the labels {allowed_labels}.",
 )
 @_fails_when_too_deep
@@ -1419,12 +1438,8 @@ def _span_check(params: Mapping[str, Any]) -> str | None:
         error = regex_error(pattern, f"custom_patterns[{i}]", ignore_case=params["ignore_case"])
         if error:
             return error
-    problem = bounds_error(params, "min_spans", "max_spans")
-    if problem:
-        return problem
-    lo, hi, exact = params["min_spans"], params["max_spans"], params["expected_span_count"]
-    if exact is not None and not in_bounds(exact, lo, hi):
-        return f"expected_span_count {exact} is outside min_spans/max_spans ({bounds_text(lo, hi)})"
+    # Bounds are comparisons to the scorer: a negative or crossed min/max, or an expected count
+    # outside them, is judged (a fixed verdict), not refused.
     return None
 
 
