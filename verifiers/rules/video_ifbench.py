@@ -48,8 +48,6 @@ from typing import Any
 from ifpo.verifiers.registry import (
     Check,
     Param,
-    nonempty_strings_error,
-    regex_error,
     register,
 )
 from ifpo.verifiers.text import (
@@ -64,7 +62,6 @@ from ifpo.verifiers.text import (
     normalize_quotes,
     plural,
     squash_whitespace,
-    strip_code_fences,
 )
 
 ROUTE = "hybrid"  # see the module docstring
@@ -299,15 +296,20 @@ def _find_json(text: str) -> tuple[bool, Any, str]:
 
 
 def _schema_value(schema: Any) -> tuple[Any, str | None]:
-    """A schema skeleton given as dict/list, or as a JSON string of one; returns (skeleton, error)."""
-    if schema is None:
+    """A schema skeleton given as dict/list, or as a JSON string of one; returns (skeleton, error).
+
+    A string is read as the scorer reads one (the text, its fence-stripped form, then its first
+    ``{...}``/``[...]`` block); ``""`` is no schema (the scorer's param sanitiser drops it; it keeps
+    ``" "``, which no parse reads).
+    An error is the scorer's failed verdict, not a refusal: its judge fails every response then."""
+    if schema is None or schema == "":
         return None, None
     if isinstance(schema, str):
         try:
-            ok, parsed = _load_json(strip_code_fences(schema))
+            parsed = _scorer_json(schema)
         except RecursionError:
             return None, "schema is nested too deeply to read"
-        if not ok:
+        if parsed is None:
             return None, "schema is a string but not valid JSON"
         schema = parsed
     if not isinstance(schema, (dict, list)):
@@ -352,24 +354,55 @@ def _skeleton_errors(value: Any, skeleton: Any, path: str = "$") -> list[str]:
     return []
 
 
-# Param policy (issue 13): a value the scorer judges is accepted here with the scorer's verdict, even
-# where that verdict is fixed (min_count 0 with any maximum always passes, min > max always fails,
-# a negative bound is just a comparison). Refused are only values the scorer cannot take either: a
-# wrong JSON type (ifpo does not coerce "3" to 3 the way the scorer's LLM-param sanitiser does), a
-# missing required param (a hybrid constraint has the judge extract it), a blank list entry (the
-# sanitiser drops it, so it never reaches a judge), an unusable regular expression.
+# Param policy: a value the scorer's judges take is accepted here with the scorer's verdict, even
+# where that verdict is fixed (min_occurrences 0 without a maximum always passes, min > max always
+# fails, a negative bound is just a comparison, an unknown unit always fails). Blank list entries
+# are dropped before the check, as the scorer's param sanitiser drops them (_scorer_lists). A value
+# a judge cannot run (an invalid regex, an unreadable schema) raises or fails there, which the
+# scorer records as a failed verdict: ifpo fails with the reason. Still refused: a value of the
+# wrong JSON type ("3" for an int; the scorer's sanitiser would coerce it, ifpo's shared param
+# types do not), an unknown param name, and a missing required one (the hybrid route has the judge
+# extract it).
 
 
-def _blank_entries_check(name: str, *, allow_none: bool = False) -> Any:
-    """A params check refusing blank entries of list param ``name``; an empty list is judged."""
+_LIST_PARAMS = frozenset(
+    {
+        "keywords",
+        "allowed_options",
+        "allowed_labels",
+        "allowed_formats",
+        "required_keys",
+        "forbidden_keys",
+        "allowed_values",
+        "allowed_patterns",
+        "custom_patterns",
+    }
+)
 
-    def check(params: Mapping[str, Any]) -> str | None:
-        values = params.get(name)
-        if values is None:
-            return None if allow_none else f"{name} is required: give a list"
-        return nonempty_strings_error(name, values) if values else None
 
-    return check
+def _scorer_lists(checker: Any) -> Any:
+    """Run ``checker`` on its list params as the scorer's param sanitiser leaves them: blank entries
+    (``""``, ``" "``) dropped, so ``keywords: ["dog", " "]`` is ``["dog"]`` and ``[" "]`` is ``[]``."""
+
+    @functools.wraps(checker)
+    def run(response: str, params: Mapping[str, Any]) -> Check:
+        cleaned = {
+            k: [x for x in v if str(x).strip()] if k in _LIST_PARAMS and isinstance(v, list) else v
+            for k, v in params.items()
+        }
+        return checker(response, cleaned)
+
+    return run
+
+
+def _bad_regex_check(name: str, pattern: str, flags: int) -> Check | None:
+    """The scorer's verdict on a pattern it cannot compile: its judge raises, which it records as a
+    failed verdict. ifpo fails with the reason (the constraint is judged, not refused)."""
+    try:
+        re.compile(pattern, flags)
+    except re.error as exc:
+        return Check(False, f"{name} {pattern!r} is not a valid regular expression ({exc}); the scorer fails it")
+    return None
 
 
 # List-like parsing, shared by list_item_count_constraint and label_set_restriction: the scorer's
@@ -444,24 +477,6 @@ class _Numbered(Sequence[str]):
 # --------------------------------------------------------------------------------------------
 
 
-def _json_params_check(params: Mapping[str, Any]) -> str | None:
-    _, error = _schema_value(params["schema"])
-    if error:
-        return error
-    for name in ("required_keys", "forbidden_keys"):
-        # an empty list means "no keys", so only blank names are refused
-        problem = nonempty_strings_error(name, params[name]) if params[name] else None
-        if problem:
-            return problem
-    required, forbidden = params["required_keys"] or [], params["forbidden_keys"] or []
-    both = [k for k in required if k in forbidden]
-    if both:
-        return f"key(s) {both} are both required and forbidden"
-    if required and params["top_level"] == "array":
-        return "required_keys need top_level 'object' (or 'any'), not 'array'"
-    return None
-
-
 @register(
     "structured_json_output",
     source=SOURCE,
@@ -472,8 +487,8 @@ def _json_params_check(params: Mapping[str, Any]) -> str | None:
             "top_level",
             "str",
             default="object",
-            choices=("object", "array", "any"),
-            help="required type of the top-level JSON value",
+            help="required type of the top-level JSON value: 'object' or 'array' (any case); "
+            "another value (e.g. 'any') allows any JSON, as in the scorer",
         ),
         Param("required_keys", "list[str]", nullable=True, help="keys the top-level object must have"),
         Param("forbidden_keys", "list[str]", nullable=True, help="keys the top-level object must not have"),
@@ -485,10 +500,12 @@ def _json_params_check(params: Mapping[str, Any]) -> str | None:
             "a 1-item list means every item matches it",
         ),
     ],
-    params_check=_json_params_check,
+    # no params_check: a key both required and forbidden, required keys with top_level 'array', or
+    # an unreadable schema are judged as the scorer judges them (every response fails)
     description="Answer in valid JSON (top level: {top_level}).",
 )
 @_fails_when_too_deep
+@_scorer_lists
 def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
     """Valid JSON with the required top-level type, keys and structure skeleton.
 
@@ -507,8 +524,10 @@ def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
     found, value, where = _find_json(text)
     if not found:
         return Check(False, "no valid JSON found in the response")
-    top = params["top_level"]
-    if top != "any" and json_type(value) != top:
+    # the scorer's reading (its sanitiser strips a string and drops an empty one, leaving the
+    # default); only object/array constrain
+    top = params["top_level"].strip().lower() or "object"
+    if top in ("object", "array") and json_type(value) != top:
         return Check(False, f"top-level JSON value is {json_type(value)}, expected {top}")
     errors: list[str] = []
     required = params["required_keys"] or []
@@ -517,7 +536,9 @@ def structured_json_output(response: str, params: Mapping[str, Any]) -> Check:
     errors += [f"missing key {k!r} at $" for k in required if k not in value]
     if isinstance(value, dict):
         errors += [f"forbidden key {k!r} present at $" for k in params["forbidden_keys"] or [] if k in value]
-    skeleton, _ = _schema_value(params["schema"])
+    skeleton, schema_error = _schema_value(params["schema"])
+    if schema_error:
+        return Check(False, f"{schema_error}; the scorer fails every response with such a schema")
     if skeleton is not None:
         errors += [e for e in _skeleton_errors(value, skeleton) if e not in errors]
     if errors:
@@ -625,13 +646,6 @@ def _table_schema_errors(table: _Table, skeleton: Any) -> list[str]:
     return _skeleton_errors(table.rows, skeleton, "$rows")
 
 
-def _table_params_check(params: Mapping[str, Any]) -> str | None:
-    # allowed_formats is read as the scorer reads it (see _table_formats); any min_rows is a
-    # comparison. A schema that cannot be read is still refused (left for a later change).
-    _, error = _schema_value(params["schema"])
-    return error
-
-
 def _table_formats(given: list[str] | None) -> list[str]:
     """The scorer's reading of ``allowed_formats``: lower-cased, blanks dropped, empty = both."""
     formats = [f.strip().lower() for f in given or [] if f.strip()]
@@ -660,9 +674,11 @@ def _table_formats(given: list[str] | None) -> list[str]:
             help="column names: a dict (or [dict]) of exactly these fields, or a list = exact header",
         ),
     ],
-    params_check=_table_params_check,
+    # no params_check: allowed_formats is read as the scorer reads it (_table_formats), min_rows
+    # is a comparison, and an unreadable schema fails every response there
     description="Present the answer as a table ({allowed_formats}) with at least {min_rows} data rows.",
 )
+@_scorer_lists
 def table_output(response: str, params: Mapping[str, Any]) -> Check:
     """A Markdown pipe table or a CSV table with enough data rows (and the schema's columns).
 
@@ -695,7 +711,9 @@ def table_output(response: str, params: Mapping[str, Any]) -> Check:
     if not candidates:
         why = f" ({'; '.join(near)})" if near else ""
         return Check(False, f"no {' or '.join(formats)} table found{why}")
-    skeleton, _ = _schema_value(params["schema"])
+    skeleton, schema_error = _schema_value(params["schema"])
+    if schema_error:
+        return Check(False, f"{schema_error}; the scorer fails every table with such a schema")
     problems: list[str] = []
     for table in candidates:
         n = len(table.rows)
@@ -787,9 +805,9 @@ def _undecorate(text: str) -> str:
         Param("allow_explanation", "bool", default=False, help="text may follow the chosen option"),
         Param("ignore_case", "bool", default=True, help="compare options case-insensitively"),
     ],
-    params_check=_blank_entries_check("allowed_options"),  # no options: every answer fails
     description="Answer with exactly one of: {allowed_options}.",
 )
+@_scorer_lists
 def closed_set_option_output(response: str, params: Mapping[str, Any]) -> Check:
     """The response is one of ``allowed_options`` (optionally followed by an explanation).
 
@@ -885,7 +903,7 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
     Check(passed=True, reason='3 words, expected 1-5')
     """
     text = _target(response)
-    given = params["unit"].strip().lower()  # the scorer's unit normalisation
+    given = params["unit"].strip().lower() or "word"  # the scorer's unit normalisation; "" = default
     if given in _WORD_UNITS:
         n, unit = _count_words(text), "word"
     elif given in _CHAR_UNITS:
@@ -965,9 +983,9 @@ def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
         Param("ignore_case", "bool", default=True, help="match case-insensitively"),
     ],
     # min_occurrences 0 without a maximum, or min > max, are judged (pass / fail everything).
-    params_check=_blank_entries_check("keywords"),
     description="Include the keyword(s) {keywords}.",
 )
+@_scorer_lists
 def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Check:
     """Each (or, without ``match_all``, some) keyword occurs between min and max times.
 
@@ -1008,9 +1026,9 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
         Param("keywords", "list[str]", required=True, help="words or phrases that must not appear"),
         Param("ignore_case", "bool", default=True, help="match case-insensitively"),
     ],
-    params_check=_blank_entries_check("keywords"),  # no keywords: nothing is forbidden, every answer passes
     description="Do not use the word(s) {keywords}.",
 )
+@_scorer_lists
 def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Check:
     """No keyword occurs (same matching as :func:`required_keyword_inclusion`).
 
@@ -1036,22 +1054,6 @@ def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Che
 _DEFAULT_SEPARATOR = r"(?:\n+|[;；])"
 
 
-def _value_format_check(params: Mapping[str, Any]) -> str | None:
-    patterns = params["allowed_patterns"]
-    # no pattern and no value is judged (the scorer fails every response), not refused
-    for i, pattern in enumerate(patterns or []):
-        error = regex_error(pattern, f"allowed_patterns[{i}]", ignore_case=params["ignore_case"])
-        if error:
-            return error
-    sep = params["separator_pattern"]
-    error = regex_error(sep, "separator_pattern")
-    if error:
-        return error
-    if re.fullmatch(sep, ""):
-        return f"separator_pattern {sep!r} matches the empty string"
-    return None
-
-
 @register(
     "normalized_value_format",
     source=SOURCE,
@@ -1065,10 +1067,10 @@ def _value_format_check(params: Mapping[str, Any]) -> str | None:
         Param("allow_multiple", "bool", default=False, help="several values split by separator_pattern"),
         Param("separator_pattern", "str", default=_DEFAULT_SEPARATOR, help="regex splitting values"),
     ],
-    params_check=_value_format_check,
     description="Give the value in the required normalised format.",
 )
 @_fails_when_too_deep
+@_scorer_lists
 def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     """Every value matches an allowed value or pattern.
 
@@ -1091,14 +1093,23 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     ic = params["ignore_case"]
     items = _leaf_texts(_scorer_json(text))
     if not items:
-        if params["allow_multiple"]:
-            items = [p.strip() for p in re.split(params["separator_pattern"], text) if p and p.strip()]
+        if params["allow_multiple"]:  # the separator is only compiled here, as in the scorer
+            # the scorer's sanitiser strips a string param and drops an empty one (the default)
+            sep = params["separator_pattern"].strip() or _DEFAULT_SEPARATOR
+            bad = _bad_regex_check("separator_pattern", sep, 0)
+            if bad:
+                return bad
+            items = [p.strip() for p in re.split(sep, text) if p and p.strip()]
         else:
             items = [text]
     if not items:  # only separators (";"): the scorer finds no value to validate
         return Check(False, "no value left after splitting at separator_pattern")
     if not params["allowed_values"] and not params["allowed_patterns"]:  # the scorer's verdict
         return Check(False, "no allowed_patterns or allowed_values given, so no value can match")
+    for i, pattern in enumerate(params["allowed_patterns"] or []):
+        bad = _bad_regex_check(f"allowed_patterns[{i}]", pattern, re.IGNORECASE if ic else 0)
+        if bad:
+            return bad
     values = {_fold(v, ic) for v in params["allowed_values"] or []}
     patterns = [re.compile(p, re.IGNORECASE if ic else 0) for p in params["allowed_patterns"] or []]
     full = params["require_full_match"]
@@ -1147,10 +1158,10 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
         Param("ignore_case", "bool", default=True, help="compare labels case-insensitively"),
         Param("allow_duplicates", "bool", default=True, help="a label may label more than one entry"),
     ],
-    params_check=_blank_entries_check("allowed_labels"),  # no labels: every answer fails
     description="Use only the labels {allowed_labels}.",
 )
 @_fails_when_too_deep
+@_scorer_lists
 def label_set_restriction(response: str, params: Mapping[str, Any]) -> Check:
     """Every entry of the response uses an allowed label.
 
@@ -1265,13 +1276,6 @@ def _segments_equal(segments: list[str], wanted: list[str], flags: Mapping[str, 
     return i == len(wanted)
 
 
-def _verbatim_check(params: Mapping[str, Any]) -> str | None:
-    utterance = params["expected_utterance"]
-    if not _speech_norm(utterance, quotes=True, whitespace=True):
-        return "expected_utterance is empty (or punctuation only)"
-    return None
-
-
 @register(
     "verbatim_speech_constraint",
     source=SOURCE,
@@ -1289,7 +1293,6 @@ def _verbatim_check(params: Mapping[str, Any]) -> str | None:
             help="quotes around the utterance are tolerated (always true: quotes are punctuation)",
         ),
     ],
-    params_check=_verbatim_check,
     description="Quote the speech verbatim: {expected_utterance}",
 )
 def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Check:
@@ -1314,6 +1317,8 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
         return EMPTY  # the scorer: no segment, which never equals the expected one
     flags = {"quotes": params["normalize_quotes"], "whitespace": params["normalize_whitespace"]}
     expected = _speech_norm(params["expected_utterance"], **flags)
+    if not expected:  # the scorer: no expected segment, and its pass needs one
+        return Check(False, "expected_utterance holds no words (empty or punctuation only), so nothing matches")
     hay = _speech_norm(text, **flags)
     if find_phrase(hay, expected, normalize=False):
         return Check(True, f"utterance {excerpt(params['expected_utterance'])} found verbatim")
@@ -1433,16 +1438,6 @@ def _builtin_spans(text: str, flags: int) -> list[tuple[int, int, tuple[float, f
     return hits
 
 
-def _span_check(params: Mapping[str, Any]) -> str | None:
-    for i, pattern in enumerate(params["custom_patterns"] or []):
-        error = regex_error(pattern, f"custom_patterns[{i}]", ignore_case=params["ignore_case"])
-        if error:
-            return error
-    # Bounds are comparisons to the scorer: a negative or crossed min/max, or an expected count
-    # outside them, is judged (a fixed verdict), not refused.
-    return None
-
-
 @register(
     "span_localization",
     source=SOURCE,
@@ -1460,10 +1455,12 @@ def _span_check(params: Mapping[str, Any]) -> str | None:
         Param("expected_span_count", "int", nullable=True, help="exact number of distinct time spans"),
         Param("ignore_case", "bool", default=True, help="case-insensitive matching"),
     ],
-    params_check=_span_check,
+    # no params_check: bounds are comparisons to the scorer (a crossed or negative min/max, or an
+    # expected count outside them, is a fixed verdict) and a bad custom pattern is a failed one
     description="Localise the answer with explicit time spans (start-end).",
 )
 @_fails_when_too_deep
+@_scorer_lists
 def span_localization(response: str, params: Mapping[str, Any]) -> Check:
     """Count distinct time-span expressions against min/max/expected.
 
@@ -1482,6 +1479,10 @@ def span_localization(response: str, params: Mapping[str, Any]) -> Check:
     """
     text = _target(response)
     flags = re.IGNORECASE if params["ignore_case"] else 0
+    for i, pattern in enumerate(params["custom_patterns"] or []):
+        bad = _bad_regex_check(f"custom_patterns[{i}]", pattern, flags)
+        if bad:
+            return bad
     hits: list[tuple[int, int, Any]] = list(_builtin_spans(text, flags))
     for pattern in params["custom_patterns"] or []:
         for m in re.finditer(pattern, text, flags):
