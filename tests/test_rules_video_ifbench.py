@@ -408,6 +408,25 @@ PARAM_VERDICTS = [
     ("table_output", "| a | b |\n|---|---|\n| 1 | 2 |", {"schema": "{not json"}, False),
     ("table_output", "| a | b |\n|---|---|\n| 1 | 2 |", {"schema": 3}, False),
     ("table_output", "| a | b |\n|---|---|\n| 1 | 2 |", {"schema": '```json\n["a", "b"]\n```'}, True),
+    # score.py's sanitize_rule_parameters before any judge: int(float(v)) for ints, "true"/"yes"/
+    # "1" and "false"/"no"/"0" for bools (0 is "" to it, so dropped), a string where a list is
+    # wanted is a 1-item list (or the JSON list it spells), list entries become stripped text, and
+    # None or "" is dropped, so the default applies.
+    ("response_length_constraint", "one two", {"min_count": "2", "max_count": "2.9"}, True),
+    ("paragraph_count_constraint", "One.", {"min_count": 1.5, "max_count": 2}, True),
+    ("required_keyword_inclusion", "a dog", {"keywords": "dog"}, True),
+    ("required_keyword_inclusion", "a dog", {"keywords": '["dog", "cat"]'}, False),
+    ("required_keyword_inclusion", "a dog", {"keywords": '["dog", "cat"]', "match_all": "no"}, True),
+    ("required_keyword_inclusion", "a dog", {"keywords": ["dog", "cat"], "match_all": "0"}, True),
+    ("required_keyword_inclusion", "a dog", {"keywords": ["dog", "cat"], "match_all": 0}, False),
+    ("required_keyword_inclusion", "a dog", {"keywords": [" dog "], "min_occurrences": "1"}, True),
+    ("closed_set_option_output", "1", {"allowed_options": [1, 2]}, True),
+    ("span_localization", "", {"min_spans": True}, False),
+    ("span_localization", "0:05-0:09", {"min_spans": True}, True),
+    ("verbatim_speech_constraint", "hi", {"expected_utterance": ["hi"]}, True),
+    ("ordered_list_output", "- a", {"min_items": None}, True),
+    ("ordered_list_output", "- a", {"min_items": "2"}, False),
+    ("table_output", "| a | b |\n|---|---|\n| 1 | 2 |", {"min_rows": None, "require_header": None}, True),
 ]
 
 
@@ -440,14 +459,15 @@ def test_missing_required_param_raises(type_id):
 @pytest.mark.parametrize(
     "type_id, params",
     [
-        ("response_length_constraint", {"min_count": "10", "max_count": 20}),
-        ("paragraph_count_constraint", {"min_count": 1.5, "max_count": 2}),
-        ("required_keyword_inclusion", {"keywords": "dog"}),
-        ("required_keyword_inclusion", {"keywords": ["dog"], "match_all": "yes"}),
-        ("closed_set_option_output", {"allowed_options": [1, 2]}),
-        ("span_localization", {"min_spans": True}),
-        ("verbatim_speech_constraint", {"expected_utterance": ["hi"]}),
+        # Still refused after the scorer's coercion: an unknown name (the scorer would ignore a
+        # misspelt param; ifpo names it), a value no coercion reads ("ten", "maybe"; the scorer
+        # drops it: ifpo reports it, as a written item's mistake), and a required param that the
+        # coercion drops (None), which the scorer's judge would miss; ifpo reports it missing.
         ("label_set_restriction", {"allowed_labels": ["a"], "colour": "red"}),
+        ("response_length_constraint", {"min_count": "ten", "max_count": 20}),
+        ("ordered_list_output", {"min_items": "ten"}),
+        ("required_keyword_inclusion", {"keywords": ["dog"], "match_all": "maybe"}),
+        ("verbatim_speech_constraint", {"expected_utterance": None}),
     ],
 )
 def test_wrong_param_type_raises_value_error(type_id, params):

@@ -102,7 +102,7 @@ BAD_RECORDS = [
     ("media not a list", good_item(media={"images": "media/a.png"}), "media.images", "expected an array"),
     ("unknown constraint type", _constraint(type="response_lenght_constraint"), "constraints[1].type",
      "did you mean 'response_length_constraint'"),
-    ("param of wrong type", _params(min_count="5", max_count=30), "constraints[1].params.min_count", "expected int"),
+    ("param of wrong type", _params(min_count="five", max_count=30), "constraints[1].params.min_count", "expected int"),
     ("unknown param", _params(min_count=5, max_count=30, max_words=3), "constraints[1].params.max_words",
      "unknown parameter"),
     ("missing required param on rule route",

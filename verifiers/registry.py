@@ -297,6 +297,9 @@ class ConstraintType:
     # Cross-field rule on resolved params (e.g. "min_count <= max_count"); returns an error or None.
     params_check: ParamsCheck | None = None
     aliases: tuple[str, ...] = field(default=())
+    # How a benchmark's own scorer coerces params before its judge runs (e.g. Video-IFBench turns
+    # "3" into 3 and drops None), applied before validation; None = params are taken as given.
+    params_coerce: Callable[[ConstraintType, Mapping[str, Any]], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if self.route not in ROUTES:
@@ -319,6 +322,10 @@ class ConstraintType:
                 return p
         raise UnknownNameError(_unknown_message("parameter", name, self.param_names, f"of {self.id}"))
 
+    def coerced(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` after the type's ``params_coerce`` (a copy as given when it has none)."""
+        return self.params_coerce(self, params) if self.params_coerce is not None else dict(params)
+
     def param_errors(self, params: Mapping[str, Any], *, allow_missing: bool = False) -> list[tuple[str, str]]:
         """Return ``[(param name, message), ...]`` for params that do not fit the spec.
 
@@ -328,6 +335,7 @@ class ConstraintType:
         errors: list[tuple[str, str]] = []
         if not isinstance(params, Mapping):
             return [("", f"expected an object of parameters, got {type(params).__name__}")]
+        params = self.coerced(params)
         known = self.param_names
         for name in params:
             if name not in known:
@@ -361,13 +369,13 @@ class ConstraintType:
 
     def with_defaults(self, params: Mapping[str, Any]) -> dict[str, Any]:
         resolved = {p.name: p.default for p in self.params if not p.required}
-        resolved.update(params)
+        resolved.update(self.coerced(params))
         return resolved
 
 
 def resolve_params(ctype: ConstraintType, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """Fill documented defaults and validate; raise instead of inventing a missing value."""
-    params = dict(params or {})
+    params = ctype.coerced(params or {})
     missing = [p.name for p in ctype.params if p.required and p.name not in params]
     if missing:
         raise MissingParamError(
@@ -442,6 +450,7 @@ def register(
     description: str,
     params_check: ParamsCheck | None = None,
     aliases: Iterable[str] = (),
+    params_coerce: Callable[[ConstraintType, Mapping[str, Any]], dict[str, Any]] | None = None,
 ) -> Callable[[Checker], Checker]:
     """Decorator registering a rule/hybrid checker::
 
@@ -463,6 +472,7 @@ def register(
                 checker=fn,
                 params_check=params_check,
                 aliases=tuple(aliases),
+                params_coerce=params_coerce,
             )
         )
         return fn

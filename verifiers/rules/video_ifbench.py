@@ -380,6 +380,72 @@ _LIST_PARAMS = frozenset(
 )
 
 
+_DROP = object()  # a value the scorer's sanitiser drops (the default then applies)
+
+
+def _scorer_text(value: Any) -> str:
+    return str(value or "").strip()  # the scorer's text of a value: falsy (0, False, None) is ""
+
+
+def _coerce_one(kind: str, value: Any) -> Any:
+    """One value as the scorer's param sanitiser (``sanitize_rule_parameters``) leaves it, except
+    that a value it cannot read ("ten" for an int) is kept, so validation names it: the scorer drops
+    it (the default applies), but for a written item that is a mistake worth reporting."""
+    if value is None:
+        return _DROP
+    if kind == "int":
+        try:
+            return int(float(value))  # "3" -> 3, 2.7 -> 2, True -> 1
+        except (TypeError, ValueError, OverflowError):
+            return value
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = _scorer_text(value).lower()
+        if text in ("true", "yes", "1"):
+            return True
+        if text in ("false", "no", "0"):
+            return False
+        return _DROP if not text else value  # 0 is "" to the scorer, so dropped
+    if kind == "str":
+        return _scorer_text(value) or _DROP
+    if kind == "list[str]":
+        values = value
+        if isinstance(value, str):
+            values = [value]
+            if value.strip().startswith("[") and value.strip().endswith("]"):
+                try:
+                    loaded = json.loads(value.strip())
+                except ValueError:
+                    loaded = None
+                if isinstance(loaded, list):
+                    values = loaded
+        elif not isinstance(value, list):
+            values = [value]
+        return [t for t in (_scorer_text(v) for v in values) if t]
+    return _DROP if value == "" else value  # a schema is passed as given ("" dropped)
+
+
+def _scorer_params(ctype: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Params as the scorer's sanitiser hands them to a judge: ints from numeric strings and floats,
+    bools from "true"/"yes"/"1"/"false"/"no"/"0", a string where a list is wanted as a 1-item list
+    (or the JSON list it spells), list entries as stripped text with blanks dropped, strings
+    stripped, and None or an empty string dropped, so the default applies. A dropped required param
+    is missing (the scorer's judge would raise, a failed verdict; ifpo reports it missing, and the
+    hybrid route has the judge extract it). A value it cannot read at all ("ten" for an int) and an
+    unknown name are kept, so validation names them (the scorer would drop or ignore them)."""
+    kinds = {p.name: p.kind for p in ctype.params}
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        if name not in kinds:
+            out[name] = value
+            continue
+        coerced = _coerce_one(kinds[name], value)
+        if coerced is not _DROP:
+            out[name] = coerced
+    return out
+
+
 def _scorer_lists(checker: Any) -> Any:
     """Run ``checker`` on its list params as the scorer's param sanitiser leaves them: blank entries
     (``""``, ``" "``) dropped, so ``keywords: ["dog", " "]`` is ``["dog"]`` and ``[" "]`` is ``[]``."""
@@ -480,6 +546,7 @@ class _Numbered(Sequence[str]):
 @register(
     "structured_json_output",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -655,6 +722,7 @@ def _table_formats(given: list[str] | None) -> list[str]:
 @register(
     "table_output",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -740,6 +808,7 @@ _LIST_LINE = {"numbered": re.compile(r"^\d+[.)]\s+"), "bullet": re.compile(r"^[-
 @register(
     "ordered_list_output",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -798,6 +867,7 @@ def _undecorate(text: str) -> str:
 @register(
     "closed_set_option_output",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -878,6 +948,7 @@ _CHAR_UNITS = (  # the scorer's aliases of zh_length
 @register(
     "response_length_constraint",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -918,6 +989,7 @@ def response_length_constraint(response: str, params: Mapping[str, Any]) -> Chec
 @register(
     "paragraph_count_constraint",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -942,6 +1014,7 @@ def paragraph_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
 @register(
     "list_item_count_constraint",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -973,6 +1046,7 @@ def list_item_count_constraint(response: str, params: Mapping[str, Any]) -> Chec
 @register(
     "required_keyword_inclusion",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="content",
     route=ROUTE,
     params=[
@@ -1020,6 +1094,7 @@ def required_keyword_inclusion(response: str, params: Mapping[str, Any]) -> Chec
 @register(
     "forbidden_keyword_exclusion",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="content",
     route=ROUTE,
     params=[
@@ -1057,6 +1132,7 @@ _DEFAULT_SEPARATOR = r"(?:\n+|[;；])"
 @register(
     "normalized_value_format",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -1151,6 +1227,7 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
 @register(
     "label_set_restriction",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
@@ -1279,6 +1356,7 @@ def _segments_equal(segments: list[str], wanted: list[str], flags: Mapping[str, 
 @register(
     "verbatim_speech_constraint",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="content",
     route=ROUTE,
     params=[
@@ -1441,6 +1519,7 @@ def _builtin_spans(text: str, flags: int) -> list[tuple[int, int, tuple[float, f
 @register(
     "span_localization",
     source=SOURCE,
+    params_coerce=_scorer_params,
     dimension="format",
     route=ROUTE,
     params=[
