@@ -11,18 +11,14 @@ quadratic checker costs seconds at 32 KB and minutes at the 1 MB of the slow var
 
 from __future__ import annotations
 
-import importlib.util
 import signal
-from pathlib import Path
 
+import bench_modules
 import pytest
 from ifpo.verifiers.constraints import REGISTRY
 from ifpo.verifiers.registry import run_checker
 
-REPO = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("checker_scaling", REPO / "bench" / "checker_scaling.py")
-scaling = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(scaling)
+scaling = bench_modules.load("checker_scaling")
 
 PARAMS = scaling.params_by_type(REGISTRY)
 RULE_TYPES = [t.id for t in REGISTRY if t.checker is not None]

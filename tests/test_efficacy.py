@@ -16,22 +16,15 @@ What each test catches (each was checked by breaking the code once; see the issu
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+import bench_modules
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 HELDOUT = REPO / "sample" / "world" / "heldout.jsonl"
 pytestmark = pytest.mark.slow
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("ifpo_bench_efficacy", REPO / "bench" / "efficacy.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class Steps:
@@ -40,7 +33,7 @@ class Steps:
 
         from ifpo.train.tiny_model import learnable_default
 
-        self.bench = _bench()
+        self.bench = bench_modules.load("efficacy")
         self.root = root
         self.logs = root / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ reference's code, quirks included (they are what the benchmark's numbers are com
 
 from __future__ import annotations
 
+import bench_modules
 import pytest
 from ifpo.verifiers.constraints import REGISTRY
 from ifpo.verifiers.registry import MissingParamError, run_checker
@@ -368,17 +369,12 @@ def test_sentence_increment_word_counts_equal_translate_then_split():
 
 
 def test_ending_counts_equal_the_former_sums():
-    import importlib.util
     import random
-    from pathlib import Path
 
     from ifpo.verifiers.rules.ifbench import _ending_counts
     from ifpo.verifiers.text import punkt_sentences
 
-    path = Path(__file__).resolve().parent.parent / "bench" / "punkt_identity.py"
-    spec = importlib.util.spec_from_file_location("punkt_identity", path)
-    identity = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(identity)
+    identity = bench_modules.load("punkt_identity")
     rng = random.Random(0)
     for _ in range(500):
         text = identity.random_text(rng)

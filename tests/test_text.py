@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import bench_modules
 import pytest
 from ifpo.verifiers import constraints  # noqa: F401  (registers every checker)
 from ifpo.verifiers.registry import (
@@ -560,24 +561,13 @@ def test_punkt_equals_nltk_on_boundary_cases(punkt_pair, text):
     _assert_punkt_equal(*punkt_pair, text)
 
 
-def _punkt_identity():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "bench" / "punkt_identity.py"
-    spec = importlib.util.spec_from_file_location("punkt_identity", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_punkt_equals_nltk_on_random_texts(punkt_pair, seed):
     import random
 
     from ifpo.verifiers._punkt import FastPunkt
 
-    identity = _punkt_identity()
+    identity = bench_modules.load("punkt_identity")
     rng = random.Random(seed)
     texts = [identity.random_text(rng) for _ in range(600)]
     texts += [identity.random_text(rng, 150, glued=True) for _ in range(100)]  # long glued stretches
@@ -594,14 +584,7 @@ def test_punkt_equals_nltk_on_random_texts(punkt_pair, seed):
 
 
 def test_punkt_equals_nltk_on_the_scaling_shapes(punkt_pair):
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "bench" / "checker_scaling.py"
-    spec = importlib.util.spec_from_file_location("checker_scaling", path)
-    scaling = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(scaling)
-    for text in scaling.shapes(20_000).values():
+    for text in bench_modules.load("checker_scaling").shapes(20_000).values():
         _assert_punkt_equal(*punkt_pair, text)
 
 
@@ -623,7 +606,7 @@ def test_punkt_stdlib_patterns_match_as_nltks(punkt_pair):
     lang = reference._lang_vars
     candidates = lang.period_context_re()._rx
     words = lang._word_tokenizer_re()._rx
-    identity = _punkt_identity()
+    identity = bench_modules.load("punkt_identity")
     rng = random.Random(7)
     for _ in range(1500):
         text = identity.random_text(rng)
@@ -802,24 +785,13 @@ def test_treebank_long_cases_are_long():
     assert sum(len(max(text.split() or [""], key=len)) > _treebank._LONG for text in TREEBANK_CASES) >= 8
 
 
-def _treebank_identity():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "bench" / "treebank_identity.py"
-    spec = importlib.util.spec_from_file_location("treebank_identity", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_treebank_equals_nltk_on_random_strings(treebank_reference, seed):
     import random
 
     from ifpo.verifiers import _treebank
 
-    identity = _treebank_identity()
+    identity = bench_modules.load("treebank_identity")
     rng = random.Random(seed)
     strings = [identity.random_string(rng) for _ in range(400)]
     _treebank._CACHE.clear()
@@ -875,21 +847,15 @@ def test_treebank_engine_facts_it_relies_on():
 
 
 def test_word_tokenize_is_punkt_then_nltks_treebank(treebank_reference):
-    import importlib.util
     import random
-    from pathlib import Path
 
     from ifpo.verifiers.text import _punkt_reference, word_tokenize
 
     def nltk_word_tokenize(text):  # nltk.word_tokenize's composition, on the same Punkt parameters
         return [t for s in _punkt_reference().tokenize(text) for t in treebank_reference(s)]
 
-    path = Path(__file__).resolve().parent.parent / "bench" / "checker_scaling.py"
-    spec = importlib.util.spec_from_file_location("checker_scaling", path)
-    scaling = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(scaling)
-    texts = list(scaling.shapes(4_000).values())
-    identity = _treebank_identity()
+    texts = list(bench_modules.load("checker_scaling").shapes(4_000).values())
+    identity = bench_modules.load("treebank_identity")
     rng = random.Random(5)
     texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 12))) for _ in range(80)]
     for text in texts:
