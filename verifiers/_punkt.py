@@ -159,6 +159,11 @@ class FastPunkt:
 
     # -- public API -------------------------------------------------------------------------
 
+    def clear_caches(self) -> None:
+        """Forget every cached decision and per-word fact (they are keyed by the texts seen)."""
+        for cache in (self._decisions, self._before, self._after):
+            cache.clear()
+
     def tokenize(self, text: str, realign_boundaries: bool = True) -> list[str]:
         """The sentences of ``text`` (``PunktSentenceTokenizer.tokenize``)."""
         if "." not in text and "?" not in text and "!" not in text:

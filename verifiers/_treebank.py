@@ -224,6 +224,12 @@ def tokenize_sentences(sentences: Iterable[str]) -> list[str]:
 
 _CACHE: dict[object, tuple[str, ...]] = {}
 
+
+def clear_cache() -> None:
+    """Forget the cached tokens of every chunk seen so far."""
+    _CACHE.clear()
+
+
 # Cache keys. A head chunk whose tokens do not depend on its neighbours is its own key; one that
 # does (it starts with " or '', or ends with ') carries a marker of the character before it
 # (sentence start, a space, other whitespace) and/or after it (sentence end, a space, other

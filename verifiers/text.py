@@ -544,11 +544,9 @@ def clear_caches() -> None:
     """
     from ifpo.verifiers import _treebank
 
-    _treebank._CACHE.clear()
-    if _punkt.cache_info().currsize:
-        splitter = _punkt()
-        for cache in (splitter._decisions, splitter._before, splitter._after):
-            cache.clear()
+    _treebank.clear_cache()
+    if _punkt.cache_info().currsize:  # not built yet: nothing cached, and nothing to load
+        _punkt().clear_caches()
 
 
 @lru_cache(maxsize=1)
