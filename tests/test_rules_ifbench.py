@@ -380,3 +380,39 @@ def test_ending_counts_equal_the_former_sums():
         text = identity.random_text(rng)
         sentences = punkt_sentences(text)
         assert _ending_counts(text) == tuple(sum(s.endswith(c) for s in sentences) for c in ".?!"), repr(text)
+
+
+# words_position and title_case tokenize Treebank pieces in growing batches (from each end for
+# words_position) and stop once they know the verdict: equal to the loops over every token, on texts of
+# many sentences, with first batches of 1, 2 and 16 Treebank pieces (so several batches and both ends run).
+_MANY_SENTENCES = [
+    "It very good. Then more. And more! Very very nice. A very good, very nice.",
+    "Very. Very.", "x very", "One. Two. Three. Four. Five. Six. Seven. very good very nice",
+    "The Quick Brown Fox. Jumps Over The Lazy Dog. And Then The Cat. the end.",
+    "The Quick Brown Fox. Jumps Over The Lazy Dog. And Then The Cat. The End.",
+    "A. B. C. D. E. F. G. H. I. J. K. L. M. N. O. P. Q. R. S. t.", "...", "? ! .", "Hello.", "",
+]
+
+
+def _long_word_texts(n, seed):
+    import random
+
+    rng = random.Random(seed)
+    short = _random_word_texts(4 * n, seed)
+    ends = [". ", "! ", "? ", ".\n", " ", "... "]
+    return ["".join(t + rng.choice(ends) for t in rng.sample(short, rng.randint(1, 40))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("first_batch", [1, 2, 16])
+def test_word_checkers_that_stop_early_equal_the_full_token_loops(monkeypatch, first_batch):
+    from ifpo.verifiers.rules import ifbench
+
+    monkeypatch.setattr(ifbench, "_FIRST_BATCH", first_batch)
+    title, position = REGISTRY.get("format:title_case"), REGISTRY.get("words:words_position")
+    for text in _MANY_SENTENCES + _long_word_texts(150, first_batch):
+        if not text.strip():
+            continue
+        assert tuple(run_checker(title, text, {})) == _former_title_case(text), repr(text)
+        for keyword in ("very", "Very"):
+            got = tuple(run_checker(position, text, {"keyword": keyword}))
+            assert got == _former_words_position(text, keyword), repr(text)

@@ -197,10 +197,24 @@ def tokenize(sentence: str) -> list[str]:
 
 def tokenize_sentences(sentences: Iterable[str]) -> list[str]:
     """The tokens of every sentence, in order: ``[t for s in sentences for t in tokenize(s)]``."""
+    return tokens_of(sentence_keys(sentences))
+
+
+def sentence_keys(sentences: Iterable[str]) -> list[object]:
+    """The pieces every sentence is tokenized as, in order (head chunks in their context, then the
+    tail): ``tokens_of(keys)`` is ``tokenize_sentences(sentences)``, and the tokens of a run of keys
+    ``keys[a:b]`` are the tokens of those pieces, in order. A caller that needs only the first or last
+    few tokens, or stops at the first failing one, tokenizes only the keys it reads."""
     keys: list[object] = []
-    cache = _CACHE
     for s in sentences:
         _sentence_keys(s, keys)
+    return keys
+
+
+def tokens_of(keys: list[object]) -> list[str]:
+    """The tokens of a run of :func:`sentence_keys`' keys, in order: cached pieces looked up, the
+    others tokenized in one batch."""
+    cache = _CACHE
     misses = set(keys).difference(cache)
     if not misses:
         try:

@@ -38,9 +38,10 @@ import re
 import string
 import unicodedata
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from ifpo.verifiers import _treebank
 from ifpo.verifiers.registry import (
     Check,
     Checker,
@@ -145,6 +146,28 @@ def _alnum_tokens(text: str) -> list[str]:
     # [^\W_] is the stdlib engine's str.isalnum() character (its \w is isalnum() or "_"), so the
     # filter runs in C: the same tokens as any(ch.isalnum() for ch in t).
     return list(filter(_HAS_ALNUM.search, word_tokenize(text)))
+
+
+# Treebank pieces (about one word each) the early-stopping word checkers tokenize first; each later
+# batch is twice as long.
+_FIRST_BATCH = 16
+
+
+def _token_batches(keys: list[object], from_end: bool = False, stop: int = 0) -> Iterator[list[str]]:
+    """``word_tokenize``'s tokens, a growing run of Treebank pieces at a time (``_treebank.sentence_keys``
+    of the Punkt sentences); with ``from_end``, from the last piece back to piece ``stop``, each batch
+    reversed. A checker that needs only the first or last few tokens, or stops at the first failing
+    one, tokenizes only that much: the tokens of a text are its pieces' tokens in order, exactly."""
+    size, n = _FIRST_BATCH, len(keys)
+    if from_end:
+        while n > stop:
+            yield _treebank.tokens_of(keys[max(n - size, stop) : n])[::-1]
+            n, size = n - size, size * 2
+        return
+    done = 0
+    while done < n:
+        yield _treebank.tokens_of(keys[done : done + size])
+        done, size = done + size, size * 2
 
 
 def _n(value: Any) -> int:
@@ -679,12 +702,20 @@ def words_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     True
     """
     keyword = p["keyword"].strip().lower()
-    tokens = word_tokenize(response)
-    # Only the first two and the last two words matter: found from each end (_alnum_tokens' filter).
-    first = list(itertools.islice(filter(_HAS_ALNUM.search, tokens), 2))
+    keys = _treebank.sentence_keys(punkt_sentences(response))
+    # Only the first two and the last two words matter (_alnum_tokens' filter): only the pieces that
+    # hold them are tokenized, from each end (the back stops where the front stopped).
+    head: list[str] = []
+    first: list[str] = []
+    read, size = 0, _FIRST_BATCH
+    while len(first) < 2 and read < len(keys):
+        head += _treebank.tokens_of(keys[read : read + size])
+        read, size = read + size, size * 2
+        first = list(itertools.islice(filter(_HAS_ALNUM.search, head), 2))
     if len(first) < 2:
         return False, f"{len(first)} words"
-    second, second_to_last = first[1], next(itertools.islice(filter(_HAS_ALNUM.search, reversed(tokens)), 1, 2))
+    backwards = itertools.chain(itertools.chain.from_iterable(_token_batches(keys, from_end=True, stop=read)), reversed(head))
+    second, second_to_last = first[1], next(itertools.islice(filter(_HAS_ALNUM.search, backwards), 1, 2))
     ok = second.lower() == second_to_last.lower() == keyword
     return ok, f"second word {second!r}, second to last {second_to_last!r}, expected {keyword!r}"
 
@@ -1025,18 +1056,19 @@ def title_case(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> title_case('The Quick Brown Fox', {}).passed
     True
     """
-    tokens = word_tokenize(response)  # never empty strings (split on whitespace)
-    # Only a token starting with a lower-case character can fail; the rest are skipped in C.
-    for word in itertools.compress(tokens, map(str.islower, map(operator.itemgetter(0), tokens))):
-        if not word[0].isalpha():
-            continue
-        if len(word) == 1:
-            if word.islower():
-                return False, f"{word!r} is lower case"
-            continue
-        head, rest = word[0], word[1:]
-        if head.islower() and (rest.isupper() or rest.islower()):
-            return False, f"{word!r} is not capitalised"
+    # The first failing token decides: sentences are tokenized in growing batches until one fails.
+    for tokens in _token_batches(_treebank.sentence_keys(punkt_sentences(response))):  # no empty strings
+        # Only a token starting with a lower-case character can fail; the rest are skipped in C.
+        for word in itertools.compress(tokens, map(str.islower, map(operator.itemgetter(0), tokens))):
+            if not word[0].isalpha():
+                continue
+            if len(word) == 1:
+                if word.islower():
+                    return False, f"{word!r} is lower case"
+                continue
+            head, rest = word[0], word[1:]
+            if head.islower() and (rest.isupper() or rest.islower()):
+                return False, f"{word!r} is not capitalised"
     return True, "title case"
 
 
