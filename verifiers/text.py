@@ -59,7 +59,6 @@ _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": 
 # (``normalize_quotes(..., extended=True)``): a backtick is Markdown code syntax elsewhere.
 _PIPE = re.compile(r"(?<!\\)\|")
 _EXTENDED_QUOTES = str.maketrans({"«": '"', "»": '"', "`": "'", "´": "'"})
-_WS = re.compile(r"\s+")
 
 
 def strip_code_fences(text: str) -> str:
@@ -106,7 +105,9 @@ def squash_whitespace(text: str) -> str:
     >>> squash_whitespace("  a\\n\\t b ")
     'a b'
     """
-    return _WS.sub(" ", text).strip()
+    # str.split() splits at the same characters as \s (Py_UNICODE_ISSPACE, both), and drops the
+    # outer ones: 3-6x faster than the regex substitution, which rewrote every single space too.
+    return " ".join(text.split())
 
 
 def flatten(text: str, *, ignore_case: bool = False) -> str:
@@ -677,7 +678,12 @@ def list_items(text: str) -> list[ListItem]:
 
 def nonblank_lines(text: str) -> list[str]:
     """Lines (any line end) that hold more than whitespace and zero-width characters."""
-    return [ln for ln in text.splitlines() if ln.translate(_ZERO_WIDTH).strip()]
+    # A line with nothing but whitespace is blank, an ASCII line with more is not (the zero-width
+    # characters are not ASCII): only the rest is translated (a copy of every line cost 0.06 s/MB).
+    return [
+        ln for ln in text.splitlines()
+        if ln.strip() and (ln.isascii() or ln.translate(_ZERO_WIDTH).strip())
+    ]
 
 
 def is_empty(text: str) -> bool:

@@ -95,7 +95,7 @@ def _target(response: str) -> str:
 
 def _lines(text: str) -> list[str]:
     """Non-blank lines, stripped, as the scorer reads lines (a zero-width character is not blank)."""
-    return [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return [stripped for ln in text.splitlines() if (stripped := ln.strip())]
 
 
 def _scorer_json(text: str) -> Any:
@@ -108,10 +108,14 @@ def _scorer_json(text: str) -> Any:
 def _scorer_json_where(text: str) -> tuple[Any, str]:
     """:func:`_scorer_json` and where the value was found."""
     seen: set[str] = set()
+    # Made one at a time: the embedded block is only looked for when the first two do not parse.
     candidates = (
-        (text.strip(), "whole response"),
-        (_target(text), "fenced block"),
-        (_first_balanced_block(text.strip()) or "", "embedded block"),
+        (make(), where)
+        for make, where in (
+            (text.strip, "whole response"),
+            (lambda: _target(text), "fenced block"),
+            (lambda: _first_balanced_block(text.strip()) or "", "embedded block"),
+        )
     )
     for candidate, where in candidates:
         if not candidate or candidate in seen:
@@ -690,27 +694,68 @@ def _csv_table(text: str, require_header: bool) -> tuple[_Table | None, str]:
     return _Table("csv", None, rows), ""
 
 
-def _table_schema_errors(table: _Table, skeleton: Any) -> list[str]:
+def _table_schema_errors(table: _Table, skeleton: Any) -> tuple[list[str], int]:
     """The scorer's table schema: a dict (or a list of dicts) is the structure of the row records,
     keyed by a unique, non-empty header; a list of names is the exact header; anything else is the
-    structure of the rows (lists of cells)."""
+    structure of the rows (lists of cells). Returns the first errors (at least 3 when there are
+    that many) and how many there are."""
     records_needed = isinstance(skeleton, dict) or (
         isinstance(skeleton, list) and bool(skeleton) and isinstance(skeleton[0], dict)
     )
     if records_needed:
         header = table.header or []
         if not header or "" in header or len(set(header)) != len(header):
-            return ["the schema names the fields, which needs a header row of unique, non-empty names"]
-        records = [dict(zip(header, row)) for row in table.rows]
-        if not records:
-            return ["the schema names the fields, but the table has no data row"]
-        return _skeleton_errors(records, [skeleton] if isinstance(skeleton, dict) else skeleton, "$rows")
+            return ["the schema names the fields, which needs a header row of unique, non-empty names"], 1
+        if not table.rows:
+            return ["the schema names the fields, but the table has no data row"], 1
+        records = _Records(header, table.rows)
+        return _rows_skeleton_errors(records, [skeleton] if isinstance(skeleton, dict) else skeleton)
     if isinstance(skeleton, list) and skeleton and all(not isinstance(x, (dict, list)) for x in skeleton):
         names = [_scalar_text(x) for x in skeleton]
         if table.header is None:
-            return ["schema names the columns, but the table has no header row"]
-        return [] if table.header == names else [f"header is {table.header}, expected {names}"]
-    return _skeleton_errors(table.rows, skeleton, "$rows")
+            return ["schema names the columns, but the table has no header row"], 1
+        return ([], 0) if table.header == names else ([f"header is {table.header}, expected {names}"], 1)
+    return _rows_skeleton_errors(table.rows, skeleton)
+
+
+class _Records(Sequence[dict]):
+    """A table's rows as records (header -> cell), each made only when read."""
+
+    def __init__(self, header: list[str], rows: list[list[str]]):
+        self.header, self.rows = header, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index):  # noqa: ANN001  (int or slice, as Sequence has it)
+        if isinstance(index, slice):
+            return [dict(zip(self.header, row)) for row in self.rows[index]]
+        return dict(zip(self.header, self.rows[index]))
+
+
+def _rows_skeleton_errors(rows: Sequence[Any], skeleton: Any) -> tuple[list[str], int]:
+    """``_skeleton_errors(list(rows), skeleton, "$rows")``: its first errors (at least 3 when there are
+    that many) and how many there are.
+
+    Every row of a table has the same structure (the same width of text cells; as records, the same
+    keys with text values), so under a 1-item skeleton each row departs from it in the same number
+    of places, only the index in the path differs: the first rows are checked, the count is
+    multiplied out (checking every row of a 1 MB table cost 0.3 s/MB)."""
+    if not (isinstance(skeleton, list) and len(skeleton) == 1):
+        errors = _skeleton_errors(list(rows), skeleton, "$rows")
+        return errors, len(errors)
+    head: list[str] = []
+    per_row = 0
+    for i in range(len(rows)):
+        errors = _skeleton_errors(rows[i], skeleton[0], f"$rows[{i}]")
+        if i == 0:
+            per_row = len(errors)
+            if not per_row:
+                return [], 0
+        head += errors
+        if len(head) >= 3:
+            break
+    return head, per_row * len(rows)
 
 
 def _table_formats(given: list[str] | None) -> list[str]:
@@ -789,9 +834,10 @@ def table_output(response: str, params: Mapping[str, Any]) -> Check:
             problems.append(f"{table.fmt}: {plural(n, 'data row')}, expected at least {params['min_rows']}")
             continue
         if skeleton is not None:
-            errors = _table_schema_errors(table, skeleton)
-            if errors:
-                problems.append(f"{table.fmt}: {listing(errors, 3, quote=False, sep='; ')}")
+            errors, n_errors = _table_schema_errors(table, skeleton)
+            if n_errors:
+                more = f" (+{n_errors - 3} more)" if n_errors > 3 else ""
+                problems.append(f"{table.fmt}: {listing(errors[:3], quote=False, sep='; ')}{more}")
                 continue
         return Check(True, f"{table.fmt} table with {plural(n, 'data row')}")
     return Check(False, "; ".join(problems))
@@ -1190,13 +1236,19 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     patterns = [re.compile(p, re.IGNORECASE if ic else 0) for p in params["allowed_patterns"] or []]
     full = params["require_full_match"]
 
-    def matches(item: str) -> bool:
-        if _fold(item, ic) in values:
-            return True
-        return any((p.fullmatch(item) if full else p.search(item)) for p in patterns)
-
-    matched = [it for it in items if matches(it)]
-    unmatched = [it for it in items if not matches(it)]
+    tests = [p.fullmatch if full else p.search for p in patterns]
+    # One verdict per distinct value, in one pass (a test per value and per list cost 0.3 s/MB on a
+    # long list of values); matching depends on the value only.
+    verdict: dict[str, bool] = {}
+    unmatched: list[str] = []
+    for item in items:
+        ok = verdict.get(item)
+        if ok is None:
+            ok = (item.lower() if ic else item) in values or any(test(item) for test in tests)
+            verdict[item] = ok
+        if not ok:
+            unmatched.append(item)
+    n_matched = len(items) - len(unmatched)
     lenient = params["allow_multiple"] and not full
     allowed = []
     if params["allowed_values"]:
@@ -1205,8 +1257,8 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
         allowed.append(f"patterns {listing(params['allowed_patterns'], 5)}")
     allowed_text = " or ".join(allowed)
     if lenient:
-        if matched:
-            return Check(True, f"{len(matched)} of {plural(len(items), 'value')} match the format")
+        if n_matched:
+            return Check(True, f"{n_matched} of {plural(len(items), 'value')} match the format")
         return Check(False, f"no value matches {allowed_text}")
     if unmatched:
         shown = ", ".join(excerpt(u, 30) for u in unmatched[:3])
@@ -1321,17 +1373,33 @@ def _speech_norm(text: str, *, quotes: bool, whitespace: bool) -> str:
     return value.lower()
 
 
+def _speech_norms(texts: list[str]) -> list[str]:
+    """``[_speech_norm(t, quotes=True, whitespace=True) for t in texts]``, as one pass over the texts
+    joined by NUL (a function call per text cost 2 µs: 0.2 s/MB on a long list of short quotes).
+
+    NUL survives every step (it is no quote, punctuation, whitespace or letter), so squashing the
+    whole leaves at most one space at each end of a text, which its strip removes; lower-casing reads
+    its neighbours only for a final sigma, which a NUL ends as the end of a text does (neither is a
+    cased or case-ignorable character, nor is whitespace). Texts holding a NUL are normalised one
+    by one."""
+    if not texts or any("\x00" in t for t in texts):
+        return [_speech_norm(t, quotes=True, whitespace=True) for t in texts]
+    joined = normalize_quotes("\x00".join(texts), extended=True).translate(_DROP_PUNCTUATION).lower()
+    return [piece.strip() for piece in " ".join(joined.split()).split("\x00")]
+
+
 def _quoted_segments(text: str) -> list[str]:
     plain = normalize_quotes(text, extended=True)
     segments = re.findall(r'"([^"\n]+)"', plain) + re.findall(r"(?<!\w)'([^'\n]+)'(?!\w)", plain)
     return [s.strip() for s in segments if s.strip()]
 
 
-def _scorer_segments(text: str) -> list[str]:
+def _scorer_segments(text: str, quoted_text: list[str] | None = None) -> list[str]:
     """The scorer's speech segments: the quoted utterances, else the lines when there are several,
-    else the whole (fence-stripped) text."""
+    else the whole (fence-stripped) text. ``quoted_text``: ``_quoted_segments(text)`` when the caller
+    has it (reused when fence-stripping leaves the text as it is)."""
     raw = _target(text)
-    quoted = _quoted_segments(raw)
+    quoted = quoted_text if quoted_text is not None and raw == text else _quoted_segments(raw)
     if quoted:
         return quoted
     lines = _lines(raw)
@@ -1407,29 +1475,29 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     # The scorer's own test, which the search inside the text can miss where dropping a quote glues
     # two words ('"go"x' is "gox" there, while its quoted segment is "go").
     wanted = normalized(_scorer_segments(params["expected_utterance"]))
-    if wanted and _segments_equal(_scorer_segments(text), wanted, flags):
+    quoted = _quoted_segments(text)  # read once: for the scorer's segments and for the hint
+    if wanted and _segments_equal(_scorer_segments(text, quoted), wanted, flags):
         utterance = excerpt(params["expected_utterance"])
         return Check(True, f"utterance {utterance} is what the response quotes, verbatim")
-    candidates = _quoted_segments(text) or [ln.strip() for ln in nonblank_lines(text)]
+    candidates = quoted or [ln.strip() for ln in nonblank_lines(text)]
     plain_expected = _speech_norm(params["expected_utterance"], quotes=True, whitespace=True)
     best, best_ratio = "", 0.0
     # The same ratios as SequenceMatcher(None, cand, expected).ratio() per candidate, with less work
     # (a matcher per line cost 1.2 s/MB on a long list): expected is indexed once; a candidate seen
     # before cannot beat the best; nor can one whose quick_ratio bound (shared characters, counted
     # by str.count) is at most the best or under 0.5, below which no hint is shown anyway.
+    # The distinct candidates are normalised in one pass (_speech_norms); the shared characters are
+    # counted by map() (a generator per candidate cost 0.2 s/MB on a long list of short quotes).
     matcher = SequenceMatcher(None, "", plain_expected)
     expected_counts = Counter(plain_expected)
-    seen_raw: set[str] = set()
+    chars, wanted_counts = list(expected_counts), list(expected_counts.values())
+    distinct = list(dict.fromkeys(candidates))
     seen: set[str] = set()
-    for cand in candidates:
-        if cand in seen_raw:
-            continue
-        seen_raw.add(cand)
-        norm = _speech_norm(cand, quotes=True, whitespace=True)
+    for cand, norm in zip(distinct, _speech_norms(distinct)):
         if norm in seen:
             continue
         seen.add(norm)
-        shared = sum(min(norm.count(c), n) for c, n in expected_counts.items())
+        shared = sum(map(min, map(norm.count, chars), wanted_counts))
         total = len(norm) + len(plain_expected)
         bound = 2.0 * shared / total if total else 1.0
         if bound <= best_ratio or bound < 0.5:
@@ -1459,25 +1527,49 @@ _SPAN_PATTERNS = (
     rf"(?:and\s+)?end(?:s|ing)?(?:\s+(?:at|time))?\s*[:=：]?\s*(?P<b>{_TIME})(?![A-Za-z0-9_:：])",
     rf"(?:开始|起始)\s*[:：]?\s*(?P<a>{_TIME})\s*[,，;；]?\s*(?:结束|截止)\s*[:：]?\s*(?P<b>{_TIME})",
 )
+# The same patterns written to run faster, equal match for match (tests/test_rules_video_ifbench.py
+# compares them with _SPAN_PATTERNS). Python's regex engine skips quickly to a pattern's first
+# character only when the pattern opens with one, not with a lookbehind or \b, so the first
+# character comes first and the lookbehind checks what precedes it ("\bbetween" is
+# "b(?<=\bb)etween"). The first pattern also looks ahead, before reading a time, for what its
+# separator needs: after the number's digits, colons and points, optional spaces, a unit (letters)
+# and spaces, a separator's first character. That holds wherever the pattern matches, so it removes
+# no match; on digit-heavy text without spans (tables, CSV, JSON) most numbers fail it at once.
+_CLOCK_REST = r"(?:[:：]\d{2}){1,2}(?:\.\d+)?"  # _CLOCK after its first \d
+_SECONDS_REST = r"(?:\.\d+)?(?:\s*(?:s|secs?|seconds?|秒)(?![A-Za-z]))?"  # _SECONDS after its first \d
+_SEP_AHEAD = r"(?=[\d:：.]*\s*[^\W\d_]*\s*[-–—~～到至tuTU])"
+_FAST_SPAN_PATTERNS = (
+    rf"(?P<a>\d(?<![A-Za-z0-9_.:：]\d){_SEP_AHEAD}(?:\d?{_CLOCK_REST}|\d*{_SECONDS_REST}))"
+    rf"\s*{_SEP}\s*(?P<b>{_TIME})(?![A-Za-z0-9_:：])",
+    rf"b(?<=\bb)etween\s+(?P<a>{_TIME})\s+and\s+(?P<b>{_TIME})(?![A-Za-z0-9_:：])",
+    rf"[sb](?<=\b[sb])(?:tart(?:s|ing)?|egin(?:s|ning)?)(?:\s+(?:at|time))?\s*[:=：]?\s*(?P<a>{_TIME})\s*[,;，；]?\s*"
+    rf"(?:and\s+)?end(?:s|ing)?(?:\s+(?:at|time))?\s*[:=：]?\s*(?P<b>{_TIME})(?![A-Za-z0-9_:：])",
+    _SPAN_PATTERNS[3],
+)
+_SPAN_RES = {
+    flags: tuple(re.compile(p, flags) for p in _FAST_SPAN_PATTERNS) for flags in (0, re.IGNORECASE)
+}
+_CLOCK_TOKEN = re.compile(_CLOCK.replace("[:：]", ":"))
+_SECONDS_TOKEN = re.compile(r"(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|秒)?", re.IGNORECASE)
 _START_KEYS = ("start", "start_time", "start_timestamp", "begin", "from", "start_sec", "start_s")
 _END_KEYS = ("end", "end_time", "end_timestamp", "until", "to", "end_sec", "end_s")
 
 
 def _seconds(token: Any) -> tuple[float, bool] | None:
     """(seconds, explicit) for a time token; explicit = a clock or a unit was written."""
-    if isinstance(token, bool):
-        return None
-    if isinstance(token, (int, float)):
-        return float(token), True
     if not isinstance(token, str):
-        return None
-    tok = token.strip().replace("：", ":")
-    if re.fullmatch(_CLOCK.replace("[:：]", ":"), tok):
+        if isinstance(token, bool):
+            return None
+        return (float(token), True) if isinstance(token, (int, float)) else None
+    tok = token.strip()
+    if "：" in tok:
+        tok = tok.replace("：", ":")
+    if ":" in tok and _CLOCK_TOKEN.fullmatch(tok):  # a clock holds a colon
         total = 0.0
         for part in tok.split(":"):
             total = total * 60 + float(part)
         return total, True
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|秒)?", tok, re.IGNORECASE)
+    m = _SECONDS_TOKEN.fullmatch(tok)
     if m:
         return float(m.group(1)), m.group(2) is not None
     return None
@@ -1508,11 +1600,18 @@ def _json_spans(value: Any) -> list[tuple[float, float]]:
 
 def _builtin_spans(text: str, flags: int) -> list[tuple[int, int, tuple[float, float]]]:
     hits = []
-    for pattern in _SPAN_PATTERNS:
-        for m in re.finditer(pattern, text, flags):
-            key = _span_key(m.group("a"), m.group("b"))
-            if key is not None:
-                hits.append((m.start(), m.end(), key))
+    compiled = _SPAN_RES.get(flags) or tuple(re.compile(p, flags) for p in _FAST_SPAN_PATTERNS)
+    # _span_key inlined, each time token of this response read once (tokens repeat: "2024" in every
+    # date of a list): a function call or two per match cost 0.2 s/MB on a list of 50k spans
+    read: dict[str, tuple[float, bool] | None] = {}
+    for pattern in compiled:
+        for m in pattern.finditer(text):
+            a, b = m.group(1, 2)  # "a" and "b": the patterns' only capturing groups
+            sa = read[a] if a in read else read.setdefault(a, _seconds(a))
+            sb = read[b] if b in read else read.setdefault(b, _seconds(b))
+            if sa is None or sb is None or not (sa[1] or sb[1]):
+                continue  # as in _span_key: a bare number range is no span
+            hits.append((m.start(), m.end(), (round(sa[0], 3), round(sb[0], 3))))
     return hits
 
 
@@ -1572,18 +1671,19 @@ def span_localization(response: str, params: Mapping[str, Any]) -> Check:
             key = inner[0][2] if inner else _fold(squash_whitespace(m.group(0)), params["ignore_case"])
             hits.append((m.start(), m.end(), key))
     hits.sort(key=lambda h: (h[0], -(h[1] - h[0])))
-    keys: list[Any] = []
+    # Distinct keys in first-seen order, kept as dict keys: a membership test on a list made a
+    # response of many distinct spans (a long subtitle-like list) quadratic.
+    keys: dict[Any, None] = {}
     last_end = -1
     for start, end, key in hits:
         if start < last_end:
             continue  # overlaps a span already counted (e.g. matched by two patterns)
         last_end = end
-        if key not in keys:
-            keys.append(key)
+        keys.setdefault(key)
     parsed = _scorer_json(text)  # the response or its first {...}/[...] block, as the scorer reads it
-    if parsed is not None:
-        keys += [k for k in _json_spans(parsed) if k not in keys]
-    n = len(keys)
+    # JSON spans not already found in the text; each JSON span counts, even one the JSON repeats
+    json_keys = [k for k in _json_spans(parsed) if k not in keys] if parsed is not None else []
+    n = len(keys) + len(json_keys)
     lo, hi, exact = params["min_spans"], params["max_spans"], params["expected_span_count"]
     expected = f"exactly {exact}" if exact is not None else bounds_text(lo, hi)
     passed = in_bounds(n, lo, hi) and (exact is None or n == exact)
