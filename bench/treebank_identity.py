@@ -72,12 +72,18 @@ def differences(strings: list[str], reference=None, batch: int = 50) -> list[str
     reference = reference or reference_tokenizer()
     found = []
     for s in strings:
-        if _treebank.tokenize(s) != reference(s):
-            found.append(f"{s!r}: {_treebank.tokenize(s)} != {reference(s)}")
+        want = reference(s)
+        if _treebank.tokenize(s) != want:
+            found.append(f"{s!r}: {_treebank.tokenize(s)} != {want}")
+        if _treebank.tokenize_uncached([s]) != want:
+            found.append(f"{s!r} uncached: {_treebank.tokenize_uncached([s])} != {want}")
     for i in range(0, len(strings), batch):
         group = strings[i : i + batch]
-        if _treebank.tokenize_sentences(group) != [t for s in group for t in reference(s)]:
+        want = [t for s in group for t in reference(s)]
+        if _treebank.tokenize_sentences(group) != want:
             found.append(f"batch of {len(group)} from {group[0]!r}")
+        if _treebank.tokenize_uncached(group) != want:
+            found.append(f"uncached batch of {len(group)} from {group[0]!r}")
     return found
 
 

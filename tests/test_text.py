@@ -777,6 +777,9 @@ def test_treebank_equals_nltk_on_hand_picked_cases(treebank_reference, text):
     assert _treebank.tokenize(text) == want  # cold: every piece tokenized afresh
     assert _treebank.tokenize(text) == want  # warm: from the cache
     assert _treebank.tokenize_sentences([text, text, "x."]) == want + want + ["x", "."]
+    # and without the cache (whole sentences in one batch), the path text of unique chunks takes
+    assert _treebank.tokenize_uncached([text]) == want
+    assert _treebank.tokenize_uncached([text, text, "x."]) == want + want + ["x", "."]
 
 
 def test_treebank_long_cases_are_long():
@@ -806,7 +809,54 @@ def test_treebank_without_a_free_separator_tokenizes_piece_by_piece(treebank_ref
     texts = ['x "x" x. ', "x'tis x.", "x,\n", "(x.)"]
     _treebank._CACHE.clear()
     assert _treebank.tokenize_sentences(texts) == [t for s in texts for t in treebank_reference(s)]
+    assert _treebank.tokenize_uncached(texts) == [t for s in texts for t in treebank_reference(s)]
     _treebank._CACHE.clear()
+
+
+def test_treebank_takes_the_uncached_path_on_text_of_new_chunks(monkeypatch):
+    """Random characters (every chunk new) skip the cache; prose, and text the cache has seen, use it."""
+    from ifpo.verifiers import _treebank
+    from ifpo.verifiers.text import punkt_sentences
+
+    shapes = bench_modules.load("checker_scaling").shapes(40_000)
+    calls = []
+    monkeypatch.setattr(_treebank, "tokenize_uncached", lambda s: calls.append(len(s)) or [])
+    _treebank._CACHE.clear()
+    for shape, uncached in [("random_chars", True), ("prose", False), ("json_doc", False), ("deep_nesting", False)]:
+        calls.clear()
+        _treebank.tokenize_sentences(punkt_sentences(shapes[shape]))
+        assert bool(calls) is uncached, shape
+    sentences = punkt_sentences(shapes["random_chars"])
+    _treebank.tokens_of(_treebank.sentence_keys(sentences))  # now cached: a second call reads the cache
+    calls.clear()
+    _treebank.tokenize_sentences(sentences)
+    assert not calls
+    _treebank._CACHE.clear()
+
+
+def test_treebank_literal_steps_equal_their_patterns():
+    """The steps run by str.replace give the string their pattern gives, on every kind of piece."""
+    import random
+
+    import regex
+    from ifpo.verifiers import _treebank
+
+    identity = bench_modules.load("treebank_identity")
+    rng = random.Random(7)
+    texts = [identity.random_string(rng) for _ in range(300)] + ["``` `` ` --- -- ''' '' \"\" \u00ab\u00bb;;@ \u2013\u2014"]
+    for sep, tail in [("\ufdd9", True), ("\ufdd9", False), (None, True), (None, False)]:
+        passes = _treebank._passes(sep, tail)
+        steps = passes.before_pad + passes.after_pad
+        literal = [(source, step[1]) for source, step in zip(passes.sources, steps) if step[0] is None]
+        assert len(literal) >= 6
+        for (pattern, repl, _), pairs in literal:
+            compiled = regex.compile(pattern)
+            for text in texts:
+                want = " ".join(compiled.split(text)) if repl is _treebank._PAD else compiled.sub(repl, text)
+                got = text
+                for old, new in pairs:
+                    got = got.replace(old, new)
+                assert got == want, (pattern, text)
 
 
 def test_treebank_survives_the_cache_emptied_meanwhile(treebank_reference, monkeypatch):
@@ -838,6 +888,9 @@ def test_treebank_engine_facts_it_relies_on():
     # str.split() breaks on regex's whitespace and on exactly the four _SPLIT_ONLY_WS characters.
     assert {c for c in every if c.isspace()} - spaces == set("\x1c\x1d\x1e\x1f")
     assert all(c.isspace() for c in spaces)
+    # The whitespace the patterns' collapse turns into spaces: regex's \s but the space (ASCII ones apart).
+    assert len(_treebank._OTHER_WS) == len(spaces) - 1 and set(_treebank._OTHER_WS) == spaces - {" "}
+    assert _treebank._ASCII_OTHER_WS == "".join(c for c in _treebank._OTHER_WS if c.isascii())
     # The separators are nothing any pattern names: not word, digit or space in either engine.
     for sep in _treebank._SEPARATORS:
         assert not regex.match(r"[\w\d\s]", sep) and not re.match(r"[\w\d\s]", sep)

@@ -46,8 +46,11 @@ _CLOSERS = frozenset("])}>\"'\u00bb\u201d\u2019")
 # they stay inside a chunk for the patterns, and only the final split breaks on them.
 _SPLIT_ONLY_WS = re.compile("[\x1c-\x1f]")
 _WS_RUN = regex.compile(r"\s+")
+# The regex engine's whitespace other than the space (its \s is str.isspace() less U+001C-U+001F;
+# a test checks both lists over every code point).
+_OTHER_WS = "\t\n\x0b\x0c\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_ASCII_OTHER_WS = "\t\n\x0b\x0c\r"
 _PAD = " \\g<0> "  # the replacement of a padding step (run as split and join)
-_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f]")
 # A chunk is a run of what the regex engine does not call whitespace (the patterns' view).
 _CHUNK = regex.compile(r"\S+")
 # Candidates for the separator joining cache misses: noncharacters, not word, digit or space.
@@ -83,11 +86,14 @@ class _Passes:
             # Opening quotes: guillemet/curly/low-9 quotes and backtick runs stand alone; a
             # double quote opening the sentence, or after a space or opening bracket, and ''
             # after those, become ``; an apostrophe before a word that is not a clitic is cut off.
-            ("([\u00ab\u201c\u2018\u201e]|`+)", _PAD, ("\u00ab", "\u201c", "\u2018", "\u201e", "`")),
+            # (NLTK's one pass over ([«“‘„]|`+) as two: the characters by str.replace, then backtick runs)
+            _pad_step(["\u00ab\u201c\u2018\u201e"]),
+            ("(`+)", _PAD, ("`",)),
             (start + '"', "``", quote),
             ("(``)", _PAD, ("``",)),
-            # (look-behind: the character before is never part of another match)
-            ("(?<=[ ([{<])(?:\"|'')", " `` ", quote + ("''",)),
+            # (look-behind: the character before is never part of another match; it is read after the
+            # quote, so that the search starts at a quote)
+            ("(?:\"|'')(?<=[ ([{<](?:\"|''))", " `` ", quote + ("''",)),
             (r"(?i)(?<!\w)(')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)", r"\1 ", ("'",)),
         ]
         if tail:  # a final period (not part of "..") with closers and spaces after it
@@ -107,6 +113,7 @@ class _Passes:
         steps.append((rf"([^'{x}])' ", r"\1 ' ", ("' ",)))
         steps.append(_pad_step(["*", "[](){}<>"]))
         steps.append(("(--)", _PAD, ("--",)))
+        self.sources = list(steps)  # the steps as written (tests compare the literal ones both ways)
         self.before_pad = [_compiled(*step) for step in steps]
         after = [
             # Closing quotes, then whitespace collapsed, then clitics split off at word ends.
@@ -114,11 +121,14 @@ class _Passes:
             ("''", " '' ", ("''",)),
             ('"', " '' ", quote),
         ]
+        self.sources += after
         self.after_pad = [_compiled(*step) for step in after]
         # (look-behinds: a match ends in a space, which the next one's first class excludes)
+        # (each with the strings a match ends with: a pass whose strings are all absent is skipped)
         self.clitics = [
-            (regex.compile(r"(?<=[^' ])('[sS]|'[mM]|'[dD]|') "), r" \1 ", ("'",)),
-            (regex.compile(r"(?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r" \1 ", ("'",)),
+            (regex.compile(r"(?<=[^' ])('[sS]|'[mM]|'[dD]|') "), r" \1 ", ("' ", "'s ", "'S ", "'m ", "'M ", "'d ", "'D ")),
+            (regex.compile(r"(?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r" \1 ",
+             ("'ll ", "'LL ", "'re ", "'RE ", "'ve ", "'VE ", "n't ", "N'T ")),
         ]
         # The contractions use the stdlib engine, as NLTK compiles them.
         words = [
@@ -139,25 +149,39 @@ class _Passes:
 
     def run(self, text: str) -> str:
         for pattern, repl, needs in self.before_pad:
-            if any(n in text for n in needs):
+            if pattern is None:  # literal strings replaced: str.replace, fastest
+                for old, new in repl:
+                    if old in text:
+                        text = text.replace(old, new)
+            elif any(n in text for n in needs):
                 text = " ".join(pattern.split(text)) if repl is _PAD else pattern.sub(repl, text)
         if self.sep is None:
             text = " " + text + " "
         else:  # every piece gets its own outer spaces
             text = " " + text.replace(self.sep, f" {self.sep} ")
         for pattern, repl, needs in self.after_pad:
-            if any(n in text for n in needs):
+            if pattern is None:
+                for old, new in repl:
+                    if old in text:
+                        text = text.replace(old, new)
+            elif any(n in text for n in needs):
                 text = " ".join(pattern.split(text)) if repl is _PAD else pattern.sub(repl, text)
         if _SPLIT_ONLY_WS.search(text):
             text = _WS_RUN.sub(" ", text)
-        else:  # the same collapse of whitespace runs, where str.split() and \s agree
-            text = " " + " ".join(text.split()) + " "
+        else:
+            # NLTK collapses each whitespace run into one space. What follows (the clitic and
+            # contraction patterns, the final split) reads a run of spaces as it reads one space: it
+            # only asks whether a character is a space. So each other whitespace character just
+            # becomes a space (far cheaper than rebuilding the string around every token).
+            for c in _ASCII_OTHER_WS if text.isascii() else _OTHER_WS:
+                if c in text:
+                    text = text.replace(c, " ")
         for pattern, repl, needs in self.clitics:
             if any(n in text for n in needs):
                 text = pattern.sub(repl, text)
         # Under re's case folding only these non-ASCII letters match the contractions' letters
         # (i: U+0130, U+0131; s: U+017F); elsewhere a match needs its literal in the lowered text.
-        folded = _FOLDS_TO_ASCII.search(text) is not None
+        folded = "\u0130" in text or "\u0131" in text or "\u017f" in text
         lowered = text.lower()
         for pattern, literal in zip(self.contractions, self.literals):
             if folded or literal in lowered:
@@ -171,13 +195,26 @@ def _pad_step(groups: list[str]) -> tuple[str, str, tuple[str, ...]]:
     return "([" + "".join("\\" + c if c in "[]\\^-" else c for c in chars) + "])", _PAD, tuple(chars)
 
 
-def _compiled(pattern: str, repl: str, needs: tuple[str, ...]) -> tuple[object, str, tuple[str, ...]]:
+def _compiled(pattern: str, repl: str, needs: tuple[str, ...]) -> tuple[object, object, tuple[str, ...]]:
     """A step with its pattern compiled. A padding step (``_PAD``: a space on each side of every
     match) runs as " ".join(pattern.split(text)), the pattern being one group around the whole
-    match: the same string, faster. Plain character classes split faster on the stdlib engine,
-    which matches them as ``regex`` does."""
-    if repl is _PAD and pattern.startswith("([") and pattern.endswith("])"):
-        return re.compile(pattern), repl, needs
+    match: the same string, faster.
+
+    A step whose matches are literal strings (a class of characters to pad, one literal string to
+    pad or to replace by a literal) has no pattern (``None``) and, as replacement, the pairs
+    (literal, what it becomes) that ``run`` does with ``str.replace``: the same string, since
+    matches of one literal do not overlap and what a pair puts in holds none of the other pairs'
+    literals (a test runs every step both ways)."""
+    def literal(t: str) -> bool:
+        return not any(c in ".^$*+?{}[]\\|()" for c in t)
+
+    if repl is _PAD and pattern == _pad_step(list(needs))[0]:
+        return None, [(c, f" {c} ") for c in needs], needs
+    if len(needs) == 1 and literal(needs[0]):
+        if repl is _PAD and pattern == f"({needs[0]})":
+            return None, [(needs[0], f" {needs[0]} ")], needs
+        if repl is not _PAD and pattern == needs[0] and "\\" not in repl:
+            return None, [(needs[0], repl)], needs
     return regex.compile(pattern), repl, needs
 
 
@@ -196,8 +233,45 @@ def tokenize(sentence: str) -> list[str]:
 
 
 def tokenize_sentences(sentences: Iterable[str]) -> list[str]:
-    """The tokens of every sentence, in order: ``[t for s in sentences for t in tokenize(s)]``."""
+    """The tokens of every sentence, in order: ``[t for s in sentences for t in tokenize(s)]``.
+
+    Text whose chunks are mostly new (random characters, long lists of numbers) costs less without
+    the per-chunk cache: :func:`tokenize_uncached`. Either way the tokens are the same.
+    """
+    sentences = sentences if isinstance(sentences, list) else list(sentences)
+    if _mostly_new(sentences):
+        return tokenize_uncached(sentences)
     return tokens_of(sentence_keys(sentences))
+
+
+def tokenize_uncached(sentences: Sequence[str]) -> list[str]:
+    """:func:`tokenize_sentences` without the cache: every sentence whole, the passes with the
+    sentence-end patterns run once over all of them (joined by a separator), no per-chunk keys."""
+    joined = "".join(sentences)
+    sep = next((c for c in _SEPARATORS if c not in joined), None)
+    if sep is None:  # every candidate occurs in the text: one sentence at a time
+        passes = _passes(None, True)
+        return [t for s in sentences for t in passes.run(s).split()]
+    return _passes(sep, True).run(sep.join(sentences) + sep).replace(sep, " ").split()
+
+
+_SAMPLE_SENTENCES = 32  # sentences read, spread over the call, to tell whether its chunks are new
+_SAMPLE_CHARS = 2000  # characters read of each
+
+
+def _mostly_new(sentences: list[str]) -> bool:
+    """Whether most chunks of these sentences are new: distinct within a sample and not cached.
+
+    Only the speed depends on the answer. The cache wins on text that repeats words (prose, tables,
+    lists) or that an earlier call has seen; on text of unique chunks its keys and look-ups cost
+    more than they save.
+    """
+    step = len(sentences) // _SAMPLE_SENTENCES + 1
+    chunks = " ".join([s[:_SAMPLE_CHARS] for s in sentences[::step]]).split()
+    if len(chunks) < 100:  # a short call: the cache's overhead is small anyway
+        return False
+    distinct = set(chunks)
+    return len(distinct) > 0.8 * len(chunks) and len(distinct.intersection(_CACHE)) < 0.2 * len(distinct)
 
 
 def sentence_keys(sentences: Iterable[str]) -> list[object]:
