@@ -51,6 +51,7 @@ from ifpo.verifiers.text import (
     has_cjk,
     in_bounds,
     is_empty,
+    iter_list_items,
     json_type,
     list_items,
     listing,
@@ -482,7 +483,7 @@ def _markdown_findings(text: str) -> list[tuple[str, int, str]]:
     findings: list[tuple[str, int, str]] = []
     lines = text.splitlines()  # once: per item or per line it made the check quadratic in the response
     list_lines: set[int] = set()
-    for item in list_items(text):
+    for item in iter_list_items(text):
         element = "bullet" if item.kind == "bullet" else "numbered"
         findings.append((element, item.line + 1, lines[item.line]))
         list_lines.add(item.line)
@@ -662,9 +663,9 @@ def check_item_count(response: str, params: Mapping[str, Any]) -> Check:
     text = strip_code_fences(response)
     if not text:
         return _EMPTY
-    items = [i for i in list_items(text) if params["kind"] in ("any", i.kind)]
+    n = sum(1 for i in iter_list_items(text) if params["kind"] in ("any", i.kind))
     unit = "list item" if params["kind"] == "any" else f"{params['kind']} item"
-    return _count_result(len(items), unit, params)
+    return _count_result(n, unit, params)
 
 
 # --------------------------------------------------------------------------------------------
@@ -765,9 +766,10 @@ def check_prefix_label(response: str, params: Mapping[str, Any]) -> Check:
     lines = text.splitlines()
     # (where, first line of the unit); the label may sit after a list marker / heading hashes
     units: list[tuple[str, str]] = []
-    items = list_items(text) if scope == "items" else []
+    # the items' line indices only (see text.iter_list_items)
+    items = [i.line for i in iter_list_items(text)] if scope == "items" else []
     if items:
-        units = [(f"item {k} (line {i.line + 1})", lines[i.line]) for k, i in enumerate(items, start=1)]
+        units = [(f"item {k} (line {line + 1})", lines[line]) for k, line in enumerate(items, start=1)]
     elif scope == "paragraphs":
         units = [(f"paragraph {k}", p.splitlines()[0]) for k, p in enumerate(split_paragraphs(text), start=1)]
     else:
@@ -817,10 +819,10 @@ def _case_units(text: str, scope: str) -> tuple[list[tuple[str, str]], str | Non
         lines = enumerate(text.splitlines(), start=1)
         return [(f"line {k}", _strip_line_decor(ln)) for k, ln in lines if ln.strip()], None
     if scope == "items":
-        items = list_items(text)
-        if not items:
+        units = [(f"item on line {i.line + 1}", i.text) for i in iter_list_items(text)]
+        if not units:
             return [], "no list items found to apply the casing rule to"
-        return [(f"item on line {i.line + 1}", i.text) for i in items], None
+        return units, None
     if scope == "headings":
         heads = [(f"heading on line {k + 1}", m.group(2)) for k, ln in enumerate(text.splitlines())
                  if (m := _HEADING.match(ln))]

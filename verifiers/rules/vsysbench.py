@@ -85,7 +85,7 @@ from ifpo.verifiers.text import (
     has_cjk,
     in_bounds,
     is_empty,
-    list_items,
+    iter_list_items,
     listing,
     nonblank_lines,
     normalize_quotes,
@@ -1177,7 +1177,7 @@ def _item_numbers(text: str, p: Mapping[str, Any]) -> tuple[list[int], str]:
     style = p["style"]
     if style == "numbered":
         return [
-            it.number for it in list_items(text) if it.kind == "numbered" and it.number is not None
+            it.number for it in iter_list_items(text) if it.kind == "numbered" and it.number is not None
         ], "numbered item"
     if style == "object_prefix":
         label = p["label"]
