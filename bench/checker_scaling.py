@@ -4,19 +4,23 @@
 
 Every registered rule checker runs on responses of ``--mb`` megabytes of several shapes (random
 prose, one huge line, thousands of CSV / markdown table rows, deep bracket nesting, a long list,
-a big JSON document). A checker that is linear in the response length costs well under the
-target (0.2 s/MB); a quadratic one is seconds to hours at 1 MB and shows at the top. Params come
-from the bundled sample items (a real use of each type), else are made from the type's spec.
-Each checker first runs once on a 2000-character slice of every shape, so one-time costs (imports,
-langdetect's language profiles, pysbd's rule set) are not counted as time per MB.
-Each timed run starts cold (``verifiers.text.clear_caches``: no tokenizer cache left by an earlier
-checker on the same text). Prints the worst case per checker, sorted, and the overall worst; exits 1 when one is over the
+a big JSON document, many time spans or values). A checker that is linear in the response length
+costs well under the target (0.2 s/MB); a quadratic one is seconds to hours at 1 MB and shows at
+the top. Params come from the bundled sample items (a real use of each type), else are made from
+the type's spec; some types also run with extra params (``VARIANTS``: paths the sample's params do
+not reach). Every checker first runs once on a 2000-character slice of every shape, so one-time
+costs (imports, langdetect's language profiles, pysbd's rule set) are not counted as time per MB,
+and each is timed in the same process state whichever checkers ran before it (or whether
+``--only`` is given). Each timed run starts cold (``verifiers.text.clear_caches``: no tokenizer
+cache left by an earlier checker on the same text). Prints the worst case per checker, sorted,
+and the overall worst; exits 1 when one is over the
 target. ``tests/test_checker_scaling.py`` runs the same cases smaller, with a hang guard.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import string
@@ -65,7 +69,52 @@ def shapes(size: int, seed: int = 0) -> dict[str, str]:
         "json_doc": json.dumps({"items": [{"name": "apple", "count": i} for i in range(size // 28)]})[:size],
         "sentences": fill("This is a sentence. "),
         "paragraphs": fill("Short paragraph here.\n\n"),
+        # many distinct time spans (a subtitle-like list), many values one per line, and a valid
+        # JSON array of distinct short strings: slow paths of span / value / quote checkers
+        "time_spans": "".join(f"{i}s - {i + 1}s jump\n" for i in range(size // 12))[:size],
+        "value_lines": "".join(f"{i % 90 / 10:.1f} s\n" for i in range(size // 6))[:size],
+        "json_strings": _json_strings(size),
     }
+
+
+def _json_strings(size: int) -> str:
+    """A valid JSON array of distinct short strings, at most ``size`` characters."""
+    items, total = [], 2
+    while total + 12 < size:
+        items.append(f"{len(items) / 10:.1f} s")
+        total += len(items[-1]) + 4
+    return json.dumps(items)
+
+
+# Params a checker also runs with, beyond those of params_by_type: paths the sample items' params
+# do not reach (a CSV table checked against a record or row schema, several values per response).
+VARIANTS = {
+    "table_output": {
+        "csv, record schema": {"allowed_formats": ["markdown", "csv"], "min_rows": 1, "require_header": True,
+                               "schema": {"name": "", "count": "", "city": ""}},
+        "csv, row schema": {"allowed_formats": ["csv"], "min_rows": 1, "require_header": True,
+                            "schema": [["", "", ""]]},
+    },
+    "normalized_value_format": {
+        "several values": {"allowed_patterns": [r"\d+\.\d s"], "allowed_values": ["top", "left"],
+                           "require_full_match": True, "allow_multiple": True},
+        "several values, partial match": {"allowed_patterns": [r"\d+\.\d s"], "allowed_values": ["top"],
+                                          "require_full_match": False, "allow_multiple": True},
+    },
+}
+
+
+def param_sets(registry, params: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """Per rule type, the params it is timed with: ``{label: params}`` ("" for params_by_type's)."""
+    sets: dict[str, dict[str, dict]] = {type_id: {"": p} for type_id, p in params.items()}
+    for type_id, variants in VARIANTS.items():
+        if type_id in sets:
+            for label, variant in variants.items():
+                errors = registry.get(type_id).param_errors(variant)
+                if errors:
+                    raise ValueError(f"bench/checker_scaling.py VARIANTS[{type_id!r}][{label!r}]: {errors}")
+                sets[type_id][label] = variant
+    return sets
 
 
 # Params whose generic stand-in ("apple") is not a valid value.
@@ -167,19 +216,31 @@ def main(argv: list[str]) -> int:
 
     size = int(args.mb * 1_000_000)
     cases = shapes(size)
-    params = params_by_type(REGISTRY)
-    types = [t for t in REGISTRY if t.checker is not None and (not args.only or t.id in args.only)]
+    sets = param_sets(REGISTRY, params_by_type(REGISTRY))
+    rule_types = [t for t in REGISTRY if t.checker is not None]
+    types = [t for t in rule_types if not args.only or t.id in args.only]
     clock = time.process_time if args.cpu else time.perf_counter
+    # One-time costs (imports, langdetect's profiles, pysbd's rules, NLTK's data) are not per MB:
+    # every rule checker runs first on a 2000-character slice of every shape, --only or not, so
+    # each one is timed in the same process (the same objects for the garbage collector to walk),
+    # whichever ran before it.
+    for ctype in rule_types:
+        for p in sets.get(ctype.id, {}).values():
+            for text in cases.values():
+                measure(ctype, p, text[:2000])
+    gc.collect()
     rows = []
     no_params = []
     for ctype in types:
-        if ctype.id not in params:
+        if ctype.id not in sets:
             no_params.append(ctype.id)
             continue
-        for text in cases.values():  # one-time costs (imports, langdetect's profiles, pysbd's rules) are not per MB
-            measure(ctype, params[ctype.id], text[:2000])
-        worst = max((min(cold(ctype, params[ctype.id], text, clock) for _ in range(max(args.repeat, 1))), shape)
-                    for shape, text in cases.items())
+        worst = max(
+            (min(cold(ctype, p, text, clock) for _ in range(max(args.repeat, 1))),
+             f"{shape} [{label}]" if label else shape)
+            for label, p in sets[ctype.id].items()
+            for shape, text in cases.items()
+        )
         rows.append((worst[0] / args.mb, ctype.id, worst[1]))
     rows.sort(reverse=True)
     print(f"{len(rows)} rule checkers x {len(cases)} shapes at {args.mb:g} MB; worst {'CPU ' if args.cpu else ''}"

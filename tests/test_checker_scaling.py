@@ -35,11 +35,14 @@ def _alarm(signum, frame):
 
 # The 1 MB variant runs the shapes a superlinear scan trips on (one line, rows, nesting, lists,
 # a JSON document); prose-like shapes are covered at 32 KB and by the bench.
-SLOW_SHAPES = ("one_line", "csv_rows", "table_rows", "deep_nesting", "list_items", "json_doc")
+SLOW_SHAPES = ("one_line", "csv_rows", "table_rows", "deep_nesting", "list_items", "json_doc", "time_spans",
+               "json_strings")
 
 
-def check_all(type_id: str, size: int, hang_s: float, only: tuple[str, ...] | None = None) -> None:
+def check_all(type_id: str, size: int, hang_s: float, only: tuple[str, ...] | None = None,
+              params: dict | None = None) -> None:
     ctype = REGISTRY.get(type_id)
+    params = PARAMS[type_id] if params is None else params
     previous = signal.signal(signal.SIGALRM, _alarm)
     try:
         for shape, text in scaling.shapes(size).items():
@@ -47,7 +50,7 @@ def check_all(type_id: str, size: int, hang_s: float, only: tuple[str, ...] | No
                 continue
             signal.setitimer(signal.ITIMER_REAL, hang_s)
             try:
-                check = run_checker(ctype, text, PARAMS[type_id])
+                check = run_checker(ctype, text, params)
             except Hang:
                 pytest.fail(f"{type_id} on {size:,} characters of {shape}: no answer in {hang_s}s (superlinear?)")
             finally:
@@ -66,6 +69,18 @@ def test_every_rule_checker_has_params_to_be_measured_with():
 @pytest.mark.parametrize("type_id", sorted(PARAMS))
 def test_checker_answers_on_pathological_32kb_responses(type_id):
     check_all(type_id, 32_000, HANG_S)
+
+
+VARIANTS = [(type_id, label) for type_id, sets in scaling.param_sets(REGISTRY, PARAMS).items() for label in sets if label]
+
+
+def test_the_bench_has_param_variants():
+    assert ("table_output", "csv, record schema") in VARIANTS, VARIANTS
+
+
+@pytest.mark.parametrize(("type_id", "label"), VARIANTS)
+def test_checker_answers_on_pathological_32kb_responses_with_the_benchs_other_params(type_id, label):
+    check_all(type_id, 32_000, HANG_S, params=scaling.VARIANTS[type_id][label])
 
 
 @pytest.mark.slow
