@@ -151,6 +151,47 @@ def test_one_evaluate_many_per_batch_and_verdicts_match_evaluation(tmp_path):
     assert evaluator.calls == [3, 1]
 
 
+# An empty answer passes some rules as the benchmarks define them (here a length bound from 0), so
+# scored as is it earns partial reward; the default gives it 0 from every reward that applies.
+EMPTY_ITEM = {
+    "id": "e1", "source": "test", "instruction": "Describe it without the word 'dog', in at most 5 words.",
+    "structure": "single", "tasks": [],
+    "constraints": [
+        {"id": "nodog", "type": "keywords:forbidden_words", "dimension": "content", "description": "No 'dog'.",
+         "params": {"forbidden_words": ["dog"]}},
+        {"id": "len", "type": "response_length_constraint", "dimension": "format", "description": "At most 5 words.",
+         "params": {"min_count": 0, "max_count": 5, "unit": "word"}},
+        {"id": "cat", "type": "required_keyword_inclusion", "dimension": "content", "description": "Mention a cat.",
+         "params": {"keywords": ["cat"]}},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "completion, empty, expected",
+    [
+        ("", None, {"cpr": 0.0, "ipr": 0.0, "cpr_content": 0.0, "cpr_style": None}),  # the default
+        ("", "zero", {"cpr": 0.0, "ipr": 0.0, "cpr_content": 0.0, "cpr_style": None}),
+        ("  \n\t ", "zero", {"cpr": 0.0, "ipr": 0.0, "cpr_content": 0.0, "cpr_style": None}),
+        ("", "score", {"cpr": 1 / 3, "ipr": 0.0, "cpr_content": 0.0, "cpr_style": None}),
+        # a non-empty completion is scored as always, whatever the policy
+        ("a cat sits", "zero", {"cpr": 1.0, "ipr": 1.0, "cpr_content": 1.0, "cpr_style": None}),
+        ("a dog sits", "zero", {"cpr": 1 / 3, "ipr": 0.0, "cpr_content": 0.0, "cpr_style": None}),
+    ],
+)
+def test_empty_completions_get_no_reward_by_default(completion, empty, expected):
+    policy = {} if empty is None else {"empty": empty}
+    reward = ChecklistReward([EMPTY_ITEM], ChecklistEvaluator(), rewards=["cpr", "ipr", "cpr:content", "cpr:style"],
+                             **policy)
+    (scores,) = reward.score_batch(["e1"], [completion])
+    assert scores == pytest.approx(expected)
+
+
+def test_bad_empty_policy_is_refused():
+    with pytest.raises(ValueError, match="empty must be one of"):
+        ChecklistReward([EMPTY_ITEM], ChecklistEvaluator(), empty="skip")
+
+
 def test_unknown_item_id_and_missing_column_are_errors():
     reward = ChecklistReward([ITEM], ChecklistEvaluator(None))
     (func,) = reward.reward_funcs()
@@ -223,6 +264,7 @@ def test_recipes_parse(tmp_path):
         (["--rewards", "cpr,bogus"], "mode must be one of"),
         (["--reward_weights", "[1.0]"], "one weight per entry"),
         (["--unjudged", "pass"], "unjudged must be one of"),
+        (["--empty_completions", "skip"], "empty_completions must be one of"),
         (["--num_generation", "4"], "did you mean 'num_generations'"),
         (["--use_vllm", "true"], "text items only"),
         (["--constraint_type_weights", '{"word_count": -1}'], ">= 0"),

@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
     evaluator = ChecklistEvaluator(judge, media_root=media_root, task_gate=uses_gate, mode=cfg.check_mode)
     reward = ChecklistReward(
         items, evaluator, rewards=cfg.rewards, unjudged=cfg.unjudged, type_weights=cfg.constraint_type_weights,
-        rollouts_path=out / "rollouts.jsonl", rollouts_every=cfg.rollouts_every,
+        empty=cfg.empty_completions, rollouts_path=out / "rollouts.jsonl", rollouts_every=cfg.rollouts_every,
         rollouts_per_step=cfg.rollouts_per_step, is_main_process=PartialState().is_main_process,
     )
     timer = cb.StepTimerCallback()
@@ -180,6 +180,7 @@ def main(argv: list[str]) -> int:
                      "n_items": len(items), "by_media": kinds},
             "rewards": cfg.rewards,
             "unjudged": cfg.unjudged,
+            "empty_completions": cfg.empty_completions,
             "judge": cfg.judge,
             "interrupted": interrupted,
             "metrics": metrics,

@@ -32,7 +32,7 @@ from ifpo.train.recipe import (
     field_help_lines,
     read_recipe_values,
 )
-from ifpo.train.rewards import DIMENSIONS, REWARD_MODES, UNJUDGED_POLICIES, RewardSpec
+from ifpo.train.rewards import DIMENSIONS, EMPTY_POLICIES, REWARD_MODES, UNJUDGED_POLICIES, RewardSpec
 from ifpo.train.vision import MediaBudget
 
 SCRIPT = "train/grpo.py"
@@ -112,6 +112,11 @@ class GRPORecipe:
         metadata={"help": "unjudged verdicts: 'drop' (leave the fraction), 'zero' (count as failed), "
                   "'none' (the reward is None, ignored by TRL)"},
     )
+    empty_completions: str = field(
+        default="zero",
+        metadata={"help": "an empty or whitespace-only completion: 'zero' (every applicable reward is 0) or "
+                  "'score' (scored as is: the benchmarks' rules let an empty answer pass some constraints)"},
+    )
     check_mode: str = field(
         default="strict",
         metadata={"help": "rule checks in the rewards: 'strict' (the rollout as given) or 'loose' (IFEval's loose "
@@ -179,6 +184,8 @@ class GRPORecipe:
                 raise ValueError(f"constraint_type_weights[{name!r}] must be a number >= 0; got {weight!r}")
         if self.unjudged not in UNJUDGED_POLICIES:
             raise ValueError(f"unjudged must be one of {list(UNJUDGED_POLICIES)}; got {self.unjudged!r}")
+        if self.empty_completions not in EMPTY_POLICIES:
+            raise ValueError(f"empty_completions must be one of {list(EMPTY_POLICIES)}; got {self.empty_completions!r}")
         if self.check_mode not in ("strict", "loose"):
             raise ValueError(f"check_mode must be 'strict' or 'loose'; got {self.check_mode!r}")
         if self.rollouts_every <= 0 or self.rollouts_per_step < 0:

@@ -20,6 +20,12 @@ follow the ``unjudged`` policy, never a silent 1:
 - ``zero``: an unjudged constraint (or gate) counts as failed;
 - ``none``: any unjudged constraint (or, for ``tcsr``, gate) makes the reward ``None``.
 
+An empty (or whitespace-only) completion gets 0 from every reward that applies to its item by default
+(``empty="zero"``). The checkers keep the benchmarks' semantics, where an empty answer passes some
+rules (Video-IFBench's forbidden keywords, length and count bounds starting at 0), so scored as is it
+earns partial credit, and a policy gradient can climb towards saying nothing.
+``empty="score"`` scores it like any other completion.
+
 TRL calls every reward function once per batch with the same completions; the first call scores
 the whole batch with ONE ``evaluate_many`` (the judge requests of the batch run concurrently through
 the judge's thread pool and its on-disk cache), the others read the cached scores.
@@ -45,6 +51,7 @@ from ifpo.verifiers.metrics import constraint_metrics, instruction_metrics
 REWARD_MODES = ("cpr", "ipr", "tcsr")
 DIMENSIONS = ("format", "content", "style", "structure")
 UNJUDGED_POLICIES = ("drop", "zero", "none")
+EMPTY_POLICIES = ("zero", "score")
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,7 @@ class ChecklistReward:
         rewards: Sequence[str] = ("cpr",),
         unjudged: str = "drop",
         type_weights: Mapping[str, float] | None = None,
+        empty: str = "zero",
         rollouts_path: str | Path | None = None,
         rollouts_every: int = 10,
         rollouts_per_step: int = 4,
@@ -164,6 +172,8 @@ class ChecklistReward:
     ) -> None:
         if unjudged not in UNJUDGED_POLICIES:
             raise ValueError(f"unjudged must be one of {list(UNJUDGED_POLICIES)}; got {unjudged!r}")
+        if empty not in EMPTY_POLICIES:
+            raise ValueError(f"empty must be one of {list(EMPTY_POLICIES)}; got {empty!r}")
         for name, weight in (type_weights or {}).items():
             if not isinstance(weight, (int, float)) or weight < 0:
                 raise ValueError(f"constraint_type_weights[{name!r}] must be a number >= 0; got {weight!r}")
@@ -177,6 +187,7 @@ class ChecklistReward:
         self.evaluator = evaluator
         self.unjudged = unjudged
         self.type_weights = dict(type_weights or {})
+        self.empty = empty
         self.rollouts_path = Path(rollouts_path) if rollouts_path is not None else None
         self.rollouts_every = rollouts_every
         self.rollouts_per_step = rollouts_per_step
@@ -208,17 +219,24 @@ class ChecklistReward:
             self.evaluations += 1
             self.rollouts_scored += len(missing)
             self.seconds += seconds
-            fresh = {k: (r, self._scores(r)) for k, r in zip(missing, results)}
+            fresh = {k: (r, self._scores(r, k[1])) for k, r in zip(missing, results)}
             # A new batch replaces the old one; keys repeated within this batch are kept.
             self._cache = {k: self._cache.get(k) or fresh[k] for k in dict.fromkeys(keys)}
             self._log(keys, seconds / max(len(missing), 1), **kwargs)
         return [self._cache[k][1] for k in keys]
 
-    def _scores(self, result: ItemResult) -> dict[str, float | None]:
-        return {
+    def _scores(self, result: ItemResult, text: str = "x") -> dict[str, float | None]:
+        scores = {
             s.name: checklist_score(result, s, unjudged=self.unjudged, type_weights=self.type_weights)
             for s in self.specs
         }
+        if self.empty == "zero" and not text.strip():
+            # Every reward that applies to the item is 0; one with nothing to score (no constraint of its
+            # dimension) stays None, as for any other completion.
+            judged_as_failed = {s.name: checklist_score(result, s, unjudged="zero", type_weights=self.type_weights)
+                                for s in self.specs}
+            scores = {name: None if judged_as_failed[name] is None else 0.0 for name in scores}
+        return scores
 
     def reward_funcs(self) -> list[Callable[..., list[float | None]]]:
         """One function per configured reward, named as TRL logs it (``cpr``, ``cpr_format``, ...)."""
@@ -251,6 +269,7 @@ class ChecklistReward:
             # Rollouts that passed every judged constraint but have unjudged ones: left out of checklist/ipr.
             log_metric("checklist/undetermined", float(per_item["items_undetermined"]))
             log_metric("checklist/seconds_per_rollout", seconds_per_rollout)
+            log_metric("checklist/empty", float(sum(not text.strip() for _, text in keys)))
             for ctype, stats in per_constraint["by_constraint_type"].items():
                 if stats["cpr"] is not None:
                     log_metric(f"checklist/pass_rate/{ctype}", stats["cpr"])
