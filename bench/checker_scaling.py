@@ -69,10 +69,10 @@ def shapes(size: int, seed: int = 0) -> dict[str, str]:
         "json_doc": json.dumps({"items": [{"name": "apple", "count": i} for i in range(size // 28)]})[:size],
         "sentences": fill("This is a sentence. "),
         "paragraphs": fill("Short paragraph here.\n\n"),
-        # many distinct time spans (a subtitle-like list), many values one per line, and a valid
-        # JSON array of distinct short strings: slow paths of span / value / quote checkers
+        # many distinct time spans (a subtitle-like list), many distinct values one per line, and a
+        # valid JSON array of distinct short strings: slow paths of span / value / quote checkers
         "time_spans": "".join(f"{i}s - {i + 1}s jump\n" for i in range(size // 12))[:size],
-        "value_lines": "".join(f"{i % 90 / 10:.1f} s\n" for i in range(size // 6))[:size],
+        "value_lines": "".join(f"{i / 10:.1f} s\n" for i in range(size // 6))[:size],
         "json_strings": _json_strings(size),
     }
 

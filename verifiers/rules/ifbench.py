@@ -59,6 +59,7 @@ SOURCE = "ifbench"
 _PUNCT = string.punctuation
 _PUNCT_SPACE = _PUNCT + " "
 _NO_PUNCT = str.maketrans("", "", _PUNCT)
+_DIGIT = re.compile(r"\d")  # syllapy's own test for a word it counts as 0 syllables
 # A whitespace-delimited chunk that keeps a character once punctuation is deleted: counting these is
 # len(text.translate(_NO_PUNCT).split()) without building the string (translate is slow on non-ASCII).
 _CHUNK_NOT_ALL_PUNCT = re.compile(rf"(?<!\S)[{re.escape(_PUNCT)}]*[^\s{re.escape(_PUNCT)}]")
@@ -605,10 +606,19 @@ def odd_even_syllables(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     import syllapy
 
     words = [w for w in response.translate(_NO_PUNCT).lower().split() if w.strip()]
-    parity = [syllapy.count(w) % 2 for w in words]
-    for i in range(len(parity) - 1):
-        if parity[i] == parity[i + 1]:
-            return False, f"{words[i]!r} and {words[i + 1]!r} have the same syllable parity"
+    # Parities are found in order up to the first repeat, once per distinct word; a word holding a
+    # digit has 0 syllables to syllapy (it says so: "contains numbers"), known without the call.
+    # (syllapy.count on every word first cost 0.3 s/MB on a list of numbers.)
+    parity_of: dict[str, int] = {}
+    has_digit = _DIGIT.search
+    previous = -1
+    for i, w in enumerate(words):
+        parity = parity_of.get(w)
+        if parity is None:
+            parity = parity_of[w] = 0 if has_digit(w) else syllapy.count(w) % 2
+        if parity == previous:
+            return False, f"{words[i - 1]!r} and {w!r} have the same syllable parity"
+        previous = parity
     return True, "syllable parity alternates"
 
 

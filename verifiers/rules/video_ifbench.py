@@ -1221,7 +1221,7 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
             bad = _bad_regex_check("separator_pattern", sep, 0)
             if bad:
                 return bad
-            items = [p.strip() for p in re.split(sep, text) if p and p.strip()]
+            items = [piece for p in re.split(sep, text) if p and (piece := p.strip())]
         else:
             items = [text]
     if not items:  # only separators (";"): the scorer finds no value to validate
@@ -1244,7 +1244,12 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     for item in items:
         ok = verdict.get(item)
         if ok is None:
-            ok = (item.lower() if ic else item) in values or any(test(item) for test in tests)
+            ok = (item.lower() if ic else item) in values
+            if not ok:
+                for test in tests:
+                    if test(item):
+                        ok = True
+                        break
             verdict[item] = ok
         if not ok:
             unmatched.append(item)
