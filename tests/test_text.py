@@ -814,15 +814,23 @@ def test_treebank_without_a_free_separator_tokenizes_piece_by_piece(treebank_ref
 
 
 def test_treebank_takes_the_uncached_path_on_text_of_new_chunks(monkeypatch):
-    """Random characters (every chunk new) skip the cache; prose, and text the cache has seen, use it."""
+    """Text of mostly new chunks (random characters, distinct numbers) skips the cache; text that repeats
+    its chunks (prose, a few values, deep nesting), and text the cache has seen, use it."""
+    import json
+
     from ifpo.verifiers import _treebank
     from ifpo.verifiers.text import punkt_sentences
 
     shapes = bench_modules.load("checker_scaling").shapes(40_000)
+    shapes["distinct_values"] = "".join(f"{i / 10:.1f} s\n" for i in range(7000))
+    shapes["distinct_strings"] = json.dumps([f"{i / 10:.1f} s" for i in range(4000)])
+    shapes["few_values"] = "".join(f"{i % 90 / 10:.1f} s\n" for i in range(7000))
+    shapes["csv"] = "name,count,city\n" + "apple,3,Paris\n" * 3000
     calls = []
     monkeypatch.setattr(_treebank, "tokenize_uncached", lambda s: calls.append(len(s)) or [])
     _treebank._CACHE.clear()
-    for shape, uncached in [("random_chars", True), ("prose", False), ("json_doc", False), ("deep_nesting", False)]:
+    for shape, uncached in [("random_chars", True), ("distinct_values", True), ("distinct_strings", True),
+                            ("prose", False), ("few_values", False), ("csv", False), ("deep_nesting", False)]:
         calls.clear()
         _treebank.tokenize_sentences(punkt_sentences(shapes[shape]))
         assert bool(calls) is uncached, shape
@@ -844,19 +852,21 @@ def test_treebank_literal_steps_equal_their_patterns():
     identity = bench_modules.load("treebank_identity")
     rng = random.Random(7)
     texts = [identity.random_string(rng) for _ in range(300)] + ["``` `` ` --- -- ''' '' \"\" \u00ab\u00bb;;@ \u2013\u2014"]
+    texts += ["a,\ufdd9b:\n\ufdd9,,\ufdd9:\n\n\ufdd9x, \ufdd9,:\ufdd9\n,\ufdd9", "\ufdd9".join(texts[:50])]
+    # each str.replace step with and without what sends it back to its pattern (touching quotes, , and :)
+    plain = ['"a, b: c (" x \'\'y [\'\'z {"w <"v', '"x,y:z, ,a :b', "\ufdd9\"a\ufdd9\"b ''c"]
+    blocked = ['x ""y', "x \"''y", "x ''\"y", "(''' a", "a,,b: c", "a,, b", "a,: b", "a:, b", "a:: b"]
+    texts += plain + blocked + ["\ufdd9".join(plain + blocked), " ".join(plain + blocked)]
     for sep, tail in [("\ufdd9", True), ("\ufdd9", False), (None, True), (None, False)]:
         passes = _treebank._passes(sep, tail)
         steps = passes.before_pad + passes.after_pad
         literal = [(source, step[1]) for source, step in zip(passes.sources, steps) if step[0] is None]
-        assert len(literal) >= 6
-        for (pattern, repl, _), pairs in literal:
+        assert len(literal) >= (11 if sep else 9)
+        for (pattern, repl, _), step in literal:
             compiled = regex.compile(pattern)
             for text in texts:
                 want = " ".join(compiled.split(text)) if repl is _treebank._PAD else compiled.sub(repl, text)
-                got = text
-                for old, new in pairs:
-                    got = got.replace(old, new)
-                assert got == want, (pattern, text)
+                assert step.run(text) == want, (pattern, text)
 
 
 def test_treebank_survives_the_cache_emptied_meanwhile(treebank_reference, monkeypatch):
