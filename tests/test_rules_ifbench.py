@@ -416,3 +416,23 @@ def test_word_checkers_that_stop_early_equal_the_full_token_loops(monkeypatch, f
         for keyword in ("very", "Very"):
             got = tuple(run_checker(position, text, {"keyword": keyword}))
             assert got == _former_words_position(text, keyword), repr(text)
+
+
+@pytest.mark.parametrize("numpy_min", [0, 10**9])
+def test_trigram_overlap_counts_equal_the_trigram_sets(monkeypatch, numpy_min):
+    """ratio:overlap's counts (integer trigrams with numpy on long texts, string sets on short ones)
+    equal the sets of token triples, with references that share all, some or none of them."""
+    from ifpo.verifiers.rules import ifbench
+    from ifpo.verifiers.text import word_tokenize
+
+    monkeypatch.setattr(ifbench, "_TRIGRAM_NUMPY_MIN", numpy_min)
+    texts = _long_word_texts(40, 3) + _random_word_texts(150, 4) + ["a a a a a a", "x y", ""]
+    for i, text in enumerate(texts):
+        tokens = word_tokenize(text)
+        grams = set(zip(tokens, tokens[1:], tokens[2:]))
+        for reference in (texts[i - 1], text, text[: len(text) // 2], text + " " + texts[i - 2], "", "x y z"):
+            ref = word_tokenize(reference)
+            want = (len(grams), len(grams & set(zip(ref, ref[1:], ref[2:]))))
+            assert ifbench._trigram_overlap(tokens, ref) == want, (text, reference)
+    # a reference trigram ending in a word the text lacks: its integer would be the text's (p, q, r)
+    assert ifbench._trigram_overlap(["p", "q", "r"], ["p", "r", "z"]) == (1, 0)

@@ -357,17 +357,48 @@ def overlap(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ... {'reference_text': 'the cat sat on the mat', 'percentage': 100}).passed
     True
     """
-    def trigrams(text: str) -> set[str]:
-        # Every run of three consecutive tokens, as one string: tokens hold no whitespace, so
-        # "a b c" stands for exactly one triple (strings, unlike tuples, cost the GC nothing).
-        tokens = word_tokenize(text)
-        return set(map(" ".join, zip(tokens, tokens[1:], tokens[2:])))
-
-    grams = trigrams(response)
-    if not grams:
+    distinct, shared = _trigram_overlap(word_tokenize(response), word_tokenize(p["reference_text"]))
+    if not distinct:
         return False, "no trigrams"
-    share = 100 * len(grams & trigrams(p["reference_text"])) / len(grams)
+    share = 100 * shared / distinct
     return p["percentage"] - 2 <= share <= p["percentage"] + 2, f"{share:.1f}% trigram overlap, expected {p['percentage']}±2%"
+
+
+# Above this many tokens the trigrams are counted as integers with numpy (below, sets of strings cost
+# less than numpy's set-up); up to _TRIGRAM_IDS_MAX tokens, so that three ids fit one int64.
+_TRIGRAM_NUMPY_MIN = 20_000
+_TRIGRAM_IDS_MAX = 2_000_000
+
+
+def _trigram_overlap(tokens: list[str], reference: list[str]) -> tuple[int, int]:
+    """(distinct trigrams of ``tokens``, how many of them are trigrams of ``reference``).
+
+    Small inputs: sets of the trigrams as joined strings (tokens hold no whitespace, so "a b c"
+    stands for exactly one triple; strings, unlike tuples, cost the GC nothing). Long ones: each
+    token gets an id below ``k = len(tokens)`` (its first position, through one dict), each trigram
+    the integer ``(a * k + b) * k + c``, one to one; the distinct ones are counted after a sort, and a
+    reference trigram is shared when its three tokens have ids and its integer is among them.
+    """
+    if len(tokens) < 3:
+        return 0, 0
+    if not _TRIGRAM_NUMPY_MIN <= len(tokens) <= _TRIGRAM_IDS_MAX:
+        grams = set(map(" ".join, zip(tokens, tokens[1:], tokens[2:])))
+        return len(grams), len(grams.intersection(map(" ".join, zip(reference, reference[1:], reference[2:]))))
+    import numpy as np
+
+    ids: dict[str, int] = {}
+    k = len(tokens)
+    a = np.fromiter(map(ids.setdefault, tokens, itertools.count()), dtype=np.int64, count=k)
+    keys = (a[:-2] * k + a[1:-1]) * k + a[2:]
+    keys.sort()
+    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]  # distinct, sorted
+    if len(reference) < 3:
+        return len(keys), 0
+    r = np.fromiter(map(ids.get, reference, itertools.repeat(-1)), dtype=np.int64, count=len(reference))
+    known = (r[:-2] >= 0) & (r[1:-1] >= 0) & (r[2:] >= 0)
+    wanted = np.unique(((r[:-2] * k + r[1:-1]) * k + r[2:])[known])
+    where = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return len(keys), int(np.count_nonzero(keys[where] == wanted))
 
 
 @_ifbench(
