@@ -366,7 +366,7 @@ _SPAN_ATOMS = ["0:05", "00:09", "1:02:03", "3.5s", "7 s", "12", "5", ".", ":", "
                "-->", " to ", " TO ", " until ", " UNTIL ", "till", "through", "到", "至", "from ", "between ",
                "BETWEEN ", " and ", "start ", "Starting at ", "begin: ", "end ", "ends ", "开始", "结束", "从", "秒",
                " seconds", " SECS", " ", "\n", "x", "_", "ſ", "s", "a", "{", "}", '"start": ', '"end": ', ",", "[",
-               "]", '"', "3", "9"]
+               "]", '"', "3", "9", "ſtart ", "begİn ", "BeGın ", "3ſ", " ſecs", "12\u3000secs", "5 SeConD"]
 
 
 def test_fast_span_patterns_match_as_the_readable_ones():
@@ -388,6 +388,8 @@ def test_span_localization_equals_the_former_loop():
     rng = random.Random(9)
     distinct = "".join(f"{i}s - {i + 1}s jump\n" for i in range(300))  # many distinct spans
     cases = [distinct, distinct * 2, '[{"start": 1, "end": 2}, {"start": "0:01", "end": "0:02"}]',
+             "begİn 1:00 and end 2:00", "ſtarting at 3ſ, ending at 4 ſecs", "BETWEEN 1.5 SECONDS AND 3\u3000s",
+             "3ſ - 4ſ, 1 s to 2s, 12\u3000secs ~ 13 SeCoNdS",
              *_texts(rng, _SPAN_ATOMS, 3000, 14)]
     for text in cases:
         params = {

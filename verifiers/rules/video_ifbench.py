@@ -1617,18 +1617,57 @@ def _json_spans(value: Any) -> list[tuple[float, float]]:
 def _builtin_spans(text: str, flags: int) -> list[tuple[int, int, tuple[float, float]]]:
     hits = []
     compiled = _SPAN_RES.get(flags) or tuple(re.compile(p, flags) for p in _FAST_SPAN_PATTERNS)
-    # _span_key inlined, each time token of this response read once (tokens repeat: "2024" in every
-    # date of a list): a function call or two per match cost 0.2 s/MB on a list of 50k spans
-    read: dict[str, tuple[float, bool] | None] = {}
-    for pattern in compiled:
+    # _span_key inlined, each time token of this response read (and rounded) once: tokens repeat
+    # ("2024" in every date of a list, each end of a span list the next start), and a function call
+    # or two per match cost 0.2 s/MB on a list of 50k spans
+    read: dict[str, tuple[float, bool] | None] = {}  # token -> (seconds to the ms, explicit) or None
+    get = read.get
+    lowered = text.lower()
+    for pattern, needs in zip(compiled, _SPAN_NEEDS):
+        if not needs(lowered):
+            continue
         for m in pattern.finditer(text):
             a, b = m.group(1, 2)  # "a" and "b": the patterns' only capturing groups
-            sa = read[a] if a in read else read.setdefault(a, _seconds(a))
-            sb = read[b] if b in read else read.setdefault(b, _seconds(b))
+            sa = get(a, _UNREAD)
+            if sa is _UNREAD:
+                sa = read[a] = _rounded_seconds(a)
+            sb = get(b, _UNREAD)
+            if sb is _UNREAD:
+                sb = read[b] = _rounded_seconds(b)
             if sa is None or sb is None or not (sa[1] or sb[1]):
                 continue  # as in _span_key: a bare number range is no span
-            hits.append((m.start(), m.end(), (round(sa[0], 3), round(sb[0], 3))))
+            hits.append((m.start(), m.end(), (sa[0], sb[0])))
     return hits
+
+
+_UNREAD: Any = object()
+# What each span pattern's match holds, lower-cased, whatever the case flag: "between"; "tart" or
+# "beg", and "end" (letters whose every case-insensitive match lower-cases to the letter itself:
+# not "s", which also matches "ſ", nor "i", which also matches "İ" and "ı"). A text without it is
+# not searched. The first and last patterns are searched quickly anyway (they open on a digit or
+# a CJK character).
+_SPAN_NEEDS = (
+    lambda low: True,
+    lambda low: "between" in low,
+    lambda low: ("tart" in low or "beg" in low) and "end" in low,
+    lambda low: True,
+)
+# The unit characters of a time token, any case (and "ſ", a case-insensitive "s")
+_UNIT_CHARS = "sSſeEcCoOnNdD秒"
+
+
+def _rounded_seconds(token: str) -> tuple[float, bool] | None:
+    r"""``_seconds`` of a time token a span pattern matched, its seconds rounded to the ms.
+
+    Without a colon the token is a number, then optional whitespace and a unit (the seconds form
+    of ``_TIME``), read directly: explicit when it ends in a unit, the number before the unit and
+    the whitespace (``float`` skips whitespace as ``\s`` matches it)."""
+    if ":" in token or "：" in token:
+        seconds = _seconds(token)
+        return None if seconds is None else (round(seconds[0], 3), seconds[1])
+    if token[-1].isdigit():
+        return round(float(token), 3), False
+    return round(float(token.rstrip(_UNIT_CHARS)), 3), True
 
 
 @register(
