@@ -436,3 +436,27 @@ def test_trigram_overlap_counts_equal_the_trigram_sets(monkeypatch, numpy_min):
             assert ifbench._trigram_overlap(tokens, ref) == want, (text, reference)
     # a reference trigram ending in a word the text lacks: its integer would be the text's (p, q, r)
     assert ifbench._trigram_overlap(["p", "q", "r"], ["p", "r", "z"]) == (1, 0)
+
+
+def test_pronouns_from_the_chunks_that_can_hold_one_equal_the_full_token_count(monkeypatch):
+    """count:pronouns tokenizes only the chunks with a pronoun-like run of letters (on text of mostly
+    new chunks): the same count and message as the loop over every token, on texts full of
+    contractions, clitics, quotes and pronouns glued to other characters."""
+    import random
+
+    from ifpo.verifiers import _treebank
+
+    identity = bench_modules.load("treebank_identity")
+    monkeypatch.setattr(_treebank, "_mostly_new", lambda sentences: True)
+    pronouns = REGISTRY.get("count:pronouns")
+    atoms = ["it", "itn't", "in't", "IN'T", "gimme", "Lemme", "I", "i.", "(i)", "she's", "They're", "2it", "it2",
+             "\xe9it", "me-", "-us", "we_", "_we", "gonna", "cannot", "'tis", "'Twas", "d'ye", "more'n", "whoever",
+             "them/us", "it's.", "it.)", '"he"', "''she''", "his'", "HIS' ", "ours!", "x.", ". ", "\n", " ", " ", "\t"]
+    rng = random.Random(12)
+    texts = ["".join(rng.choice(atoms) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.randint(1, 60)))
+             for _ in range(300)]
+    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 20))) for _ in range(300)]
+    texts += ["g\u0131mme and \u017fhe", "it \u0130"]  # the case-folding characters: tokenized whole
+    for text in texts:
+        if text.strip():
+            assert tuple(run_checker(pronouns, text, {"N": 3})) == _former_pronouns(text, 3), repr(text)

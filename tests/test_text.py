@@ -1013,3 +1013,29 @@ def test_clear_caches_empties_the_text_keyed_caches():
     assert not _treebank._CACHE
     assert not (splitter._decisions or splitter._before or splitter._after)
     assert text_module.word_tokenize("A cold start. Then a warm one!")[-2:] == ["one", "!"]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_treebank_chunk_tokens_are_the_tokens_of_those_chunks(treebank_reference, seed):
+    """chunk_tokens with a pattern every chunk matches gives NLTK's tokens of the whole text (as a
+    multiset: heads, then tails), each chunk in its context; with a pattern none matches, nothing."""
+    import random
+    import re
+    from collections import Counter
+
+    from ifpo.verifiers import _treebank
+
+    identity = bench_modules.load("treebank_identity")
+    rng = random.Random(seed)
+    every, letter_q = re.compile(r"[^\s\ufdd0-\ufdef]"), re.compile("q")
+    checked = 0
+    for _ in range(400):
+        sentences = [identity.random_string(rng) for _ in range(rng.randint(1, 8))]
+        got = _treebank.chunk_tokens(sentences, every)
+        if got is None:  # U+001C-U+001F or a noncharacter in the text: the caller tokenizes it whole
+            assert any(re.search("[\x1c-\x1f\ufdd0-\ufdef]", s) for s in sentences)
+            continue
+        checked += 1
+        assert Counter(got) == Counter(t for s in sentences for t in treebank_reference(s)), sentences
+        assert _treebank.chunk_tokens(sentences, letter_q) == []
+    assert checked > 150

@@ -547,3 +547,58 @@ def _run_batch(pieces: Sequence[str], tail: bool) -> Iterable[list[str]]:
     parts = text.split(sep)
     del parts[len(pieces) :]  # what follows the last separator
     return map(str.split, parts)
+
+
+# Whitespace as the patterns see it (the regex engine's \s), and what may follow a sentence's tail.
+_WS_CLASS = "".join(sorted(" " + _OTHER_WS))
+_AFTER_TAIL = regex.compile("[" + regex.escape(_WS_CLASS + "".join(sorted(_CLOSERS))) + "]*")
+
+
+def chunk_tokens(sentences: list[str], pattern: re.Pattern[str]) -> list[str] | None:
+    """The tokens of just the chunks in which ``pattern`` finds a match, each chunk tokenized in
+    its context (as in :func:`tokenize_sentences`): the head chunks' tokens first, then the tails'.
+
+    A caller that counts tokens of a kind that only such chunks can hold (``count:pronouns``)
+    tokenizes a fraction of the text. ``pattern`` must match neither whitespace nor U+FDD0-U+FDEF
+    (the separators). ``None`` when the text
+    holds a character this does not handle (U+001C-U+001F, the noncharacters U+FDD0-U+FDEF, or no
+    free separator): tokenize it whole then.
+    """
+    joined = "".join(sentences)
+    sep = next((c for c in _SEPARATORS if c not in joined), None)
+    if sep is None or _UNMARKABLE.search(joined):
+        return None
+    text = sep.join(sentences) + sep
+    space = regex.compile("[" + regex.escape(_WS_CLASS + sep) + "]")
+    space_back = regex.compile("(?r)[" + regex.escape(_WS_CLASS + sep) + "]")
+    heads: list[str] = []
+    tails: list[str] = []
+    taken = 0  # where the last chunk taken ends (a chunk with several matches is taken once)
+    for m in pattern.finditer(text):
+        if m.start() < taken:
+            continue
+        before = space_back.search(text, 0, m.start())
+        a = before.end() if before else 0
+        b = space.search(text, m.start()).start()  # the text ends with the separator
+        taken = b
+        start, stop = text.rfind(sep, 0, a) + 1, text.find(sep, b)
+        if _AFTER_TAIL.fullmatch(text, b, stop):  # only closers after it: the sentence's tail
+            tails.append(text[a - 1 if a > start else start : stop])
+            taken = stop
+            continue
+        chunk = text[a:b]
+        if chunk[0] == '"' or chunk.startswith("''"):
+            c = text[a - 1] if a > start else ""
+            chunk = (c if c in ("", " ") else "\t") + chunk
+        else:
+            chunk = " " + chunk
+        if chunk[-1] == "'":
+            c = text[b]  # a head chunk is followed by whitespace
+            chunk += c if c == " " else "\t"
+        else:
+            chunk += " "
+        heads.append(chunk)
+    tokens = list(chain.from_iterable(_run_batch(heads, False))) if heads else []
+    if tails:
+        tokens += chain.from_iterable(_run_batch(tails, True))
+    return tokens

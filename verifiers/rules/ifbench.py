@@ -489,8 +489,25 @@ def pronouns(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> pronouns('She gave it to them.', {'N': 3}).passed
     True
     """
-    n = sum(map(_PRONOUNS.__contains__, word_tokenize(response.replace("/", " ").lower())))
+    text = response.replace("/", " ").lower()
+    sentences = punkt_sentences(text)
+    tokens = None
+    # On text of mostly new chunks only the chunks that can hold a pronoun are tokenized. (Under
+    # re's case folding ı, ſ and İ match "gimme"'s letters: a text holding one is tokenized whole.)
+    if "\u0130" not in text and "\u0131" not in text and "\u017f" not in text and _treebank._mostly_new(sentences):
+        tokens = _treebank.chunk_tokens(sentences, _PRONOUN_RUN)
+    if tokens is None:
+        tokens = _treebank.tokenize_sentences(sentences)
+    n = sum(map(_PRONOUNS.__contains__, tokens))
     return n >= p["N"], f"{n} pronouns, expected at least {p['N']}"
+
+
+# The runs a pronoun token can come from. Tokens are pieces of a chunk (or `` / '' for a quote), and
+# the Treebank tokenizer splits between two ASCII letters only in the contractions (gim|me, can|not,
+# ...) and before n't; so a pronoun token is a whole run of ASCII letters, or one followed by "n"
+# (it|n't), or the "me" of gimme / lemme. A chunk without such a run holds no pronoun.
+_PRONOUN_RUN = re.compile(
+    r"(?<![a-z])(?:" + "|".join(sorted(_PRONOUNS, key=len, reverse=True)) + r")n?(?![a-z])|gimme|lemme")
 
 
 @_ifbench(
