@@ -82,6 +82,9 @@ def differences(strings: list[str], reference=None, batch: int = 50) -> list[str
         want = [t for s in group for t in reference(s)]
         if _treebank.tokenize_sentences(group) != want:
             found.append(f"batch of {len(group)} from {group[0]!r}")
+        repeated = group[:10] * 3  # repeated sentences are keyed once each
+        if _treebank.tokens_of(_treebank.sentence_keys(repeated)) != [t for s in repeated for t in reference(s)]:
+            found.append(f"repeated batch from {group[0]!r}")
         if _treebank.tokenize_uncached(group) != want:
             found.append(f"uncached batch of {len(group)} from {group[0]!r}")
     return found

@@ -345,10 +345,18 @@ def sentence_keys(sentences: Iterable[str]) -> list[object]:
     tail): ``tokens_of(keys)`` is ``tokenize_sentences(sentences)``, and the tokens of a run of keys
     ``keys[a:b]`` are the tokens of those pieces, in order. A caller that needs only the first or last
     few tokens, or stops at the first failing one, tokenizes only the keys it reads."""
+    sentences = sentences if isinstance(sentences, list) else list(sentences)
+    distinct: dict[str, list[object]] = dict.fromkeys(sentences)  # type: ignore[arg-type]
     keys: list[object] = []
-    for s in sentences:
-        _sentence_keys(s, keys)
-    return keys
+    if len(distinct) == len(sentences):
+        for s in sentences:
+            _sentence_keys(s, keys)
+        return keys
+    # A sentence's keys depend on the sentence alone: each distinct one is keyed once.
+    for s in distinct:
+        distinct[s] = []
+        _sentence_keys(s, distinct[s])
+    return list(chain.from_iterable(map(distinct.__getitem__, sentences)))
 
 
 def tokens_of(keys: list[object]) -> list[str]:
