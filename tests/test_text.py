@@ -930,7 +930,7 @@ def test_word_tokenize_is_punkt_then_nltks_treebank(treebank_reference):
 _PLAIN_WORDS = ["the", "red", "moves", "and", "a", "A", "I", "Alice", "JSON", "it", "He", "Yahoo", "Yum", "Co", "KG",
                 "x", "Mr", "dr", "stays", "st", "no", "is", "iv", "v", "am", "PM", "U", "However", "fig", "etc",
                 "don't", "it's", "dogs'", "I'm", "'tis", "O'Neil", "x'", "3", "12", "2023", "1st", "3rd", "No",
-                "p", "pp", "v2", "1a"]
+                "p", "pp", "v2", "1a", "1.5", "12.25", "0.1.2", "v1.2", "a1.5", "1.5a", "No1.5"]
 _PLAIN_SEPS = [" ", " ", "  ", ", ", "; ", ": ", ",", ". ", "! ", "? ", ".  ", "!", "?", "."]
 
 
@@ -952,6 +952,7 @@ def _plain_pieces(n, seed=0):
     "x  y.  Z", "Stop!  and go", "Why? because", "end.", "one, two; three: four",
     "Don't stop. It's fine, the dogs' bowls are full! Rock'n'roll", "He said 'go' now. Then", "Wow!' Then",
     "In 2023 we had 3 cats. Then 2 left!", "3 cats. Two", "It costs 3 50 now. Ok", "Item 1a works. Next",
+    "It rose 12.5 percent. Then 3.25 more", "12.3 s", "v1.2.3 is out! and 1.5a too", "No1.5 is. Fig 2.5",
 ])
 def test_plain_prose_is_split_as_pysbd_splits(piece):
     from ifpo.verifiers.text import _plain_sentences, _segmenter
@@ -972,12 +973,23 @@ def test_plain_prose_is_split_as_pysbd_splits_on_random_pieces():
     assert applied > 500  # the fast path is exercised, not refused everywhere
 
 
+@pytest.mark.parametrize("piece, sentences", [
+    ("It rose 12.5 percent. Then 3.25 more", ["It rose 12.5 percent.", "Then 3.25 more"]),
+    ("12.3 s", ["12.3 s"]),
+    ("v1.2.3 is out! Then", ["v1.2.3 is out!", "Then"]),
+])
+def test_decimal_points_take_the_plain_path_and_end_no_sentence(piece, sentences):
+    from ifpo.verifiers.text import _plain_sentences
+
+    assert _plain_sentences(piece) == sentences
+
+
 def test_plain_prose_refuses_what_pysbd_must_decide():
     from ifpo.verifiers.text import _plain_sentences
 
     for piece in ["Dr. Smith came.", "It is. fine", "Plan A. Then", "a. b. c.", "Yahoo! Great", "Co. KG x",
                   'He said "Stop." Then', "Wait... what", "x (y). Z", "a-b. C", "Hi!! No",
-                  "tab\there. Now", "U.S. based", "say 'hi' There", "'tis. So", "It's. Yes", "It costs 3.50 now",
+                  "tab\there. Now", "U.S. based", "say 'hi' There", "'tis. So", "It's. Yes",
                   "Chapter 5. Next", "1. item", "See No. 5 here", "x 3rd. Y"]:
         assert _plain_sentences(piece) is None, piece
 
