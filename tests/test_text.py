@@ -1051,3 +1051,6 @@ def test_treebank_chunk_tokens_are_the_tokens_of_those_chunks(treebank_reference
         assert Counter(got) == Counter(t for s in sentences for t in treebank_reference(s)), sentences
         assert _treebank.chunk_tokens(sentences, letter_q) == []
     assert checked > 150
+    # past ``limit`` chunks the caller is told to tokenize the text whole
+    assert _treebank.chunk_tokens(["a b.", "c"], every, limit=2) is None
+    assert _treebank.chunk_tokens(["a b.", "c"], every, limit=3) == ["a", "b", ".", "c"]  # heads, then tails

@@ -565,7 +565,7 @@ _WS_CLASS = "".join(sorted(" " + _OTHER_WS))
 _AFTER_TAIL = regex.compile("[" + regex.escape(_WS_CLASS + "".join(sorted(_CLOSERS))) + "]*")
 
 
-def chunk_tokens(sentences: list[str], pattern: re.Pattern[str]) -> list[str] | None:
+def chunk_tokens(sentences: list[str], pattern: re.Pattern[str], limit: int | None = None) -> list[str] | None:
     """The tokens of just the chunks in which ``pattern`` finds a match, each chunk tokenized in
     its context (as in :func:`tokenize_sentences`): the head chunks' tokens first, then the tails'.
 
@@ -573,7 +573,8 @@ def chunk_tokens(sentences: list[str], pattern: re.Pattern[str]) -> list[str] | 
     tokenizes a fraction of the text. ``pattern`` must match neither whitespace nor U+FDD0-U+FDEF
     (the separators). ``None`` when the text
     holds a character this does not handle (U+001C-U+001F, the noncharacters U+FDD0-U+FDEF, or no
-    free separator): tokenize it whole then.
+    free separator), or when more than ``limit`` chunks match (each costs a few microseconds of
+    Python: past that, tokenizing the whole text is cheaper): tokenize it whole then.
     """
     joined = "".join(sentences)
     sep = next((c for c in _SEPARATORS if c not in joined), None)
@@ -585,14 +586,18 @@ def chunk_tokens(sentences: list[str], pattern: re.Pattern[str]) -> list[str] | 
     heads: list[str] = []
     tails: list[str] = []
     taken = 0  # where the last chunk taken ends (a chunk with several matches is taken once)
+    start = stop = -1  # the sentence of the last match: text[start:stop] (looked up once per sentence)
     for m in pattern.finditer(text):
         if m.start() < taken:
             continue
+        if limit is not None and len(heads) + len(tails) >= limit:
+            return None
         before = space_back.search(text, 0, m.start())
         a = before.end() if before else 0
         b = space.search(text, m.start()).start()  # the text ends with the separator
         taken = b
-        start, stop = text.rfind(sep, 0, a) + 1, text.find(sep, b)
+        if b > stop:
+            start, stop = text.rfind(sep, 0, a) + 1, text.find(sep, b)
         if _AFTER_TAIL.fullmatch(text, b, stop):  # only closers after it: the sentence's tail
             tails.append(text[a - 1 if a > start else start : stop])
             taken = stop

@@ -495,7 +495,7 @@ def pronouns(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     # On text of mostly new chunks only the chunks that can hold a pronoun are tokenized. (Under
     # re's case folding ı, ſ and İ match "gimme"'s letters: a text holding one is tokenized whole.)
     if "\u0130" not in text and "\u0131" not in text and "\u017f" not in text and _treebank._mostly_new(sentences):
-        tokens = _treebank.chunk_tokens(sentences, _PRONOUN_RUN)
+        tokens = _treebank.chunk_tokens(sentences, _PRONOUN_RUN, limit=len(text) // 100 + 100)
     if tokens is None:
         tokens = _treebank.tokenize_sentences(sentences)
     n = sum(map(_PRONOUNS.__contains__, tokens))
