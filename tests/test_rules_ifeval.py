@@ -627,3 +627,62 @@ def test_langdetect_profiles_are_left_out_of_the_garbage_collectors_walk():
     table = detector_factory._factory.word_lang_prob_map
     assert len(table) > 50_000
     assert not any(gc.is_tracked(v) for v in itertools.islice(table.values(), 0, None, 97))
+
+
+def _reference_capital_words(text):
+    """NLTK's count: Punkt sentences, the Treebank tokens of each, those that are str.isupper()."""
+    from ifpo.verifiers.text import _punkt_reference, _treebank
+
+    tokenize = _treebank().tokenize
+    return sum(t.isupper() for s in _punkt_reference().tokenize(text) for t in tokenize(s))
+
+
+def test_capital_word_shortcut_sees_every_capital_over_every_code_point():
+    """capital_word_frequency skips tokenizing text without a character c with c.isupper(): text that
+    lower() leaves unchanged and that holds none of the capitals without a lower-case form."""
+    import sys
+
+    from ifpo.verifiers.rules.ifeval import _caseless_capitals, _no_capitals
+
+    every = [chr(c) for c in range(sys.maxunicode + 1)]
+    capitals = {c for c in every if c.isupper()}
+    # (a character that lower() changes changes the text: its result starts with another character)
+    assert all(c.lower()[0] != c for c in every if c.lower() != c)
+    assert set(_caseless_capitals().findall("".join(every))) == {c for c in capitals if c.lower() == c}
+    assert not any(_no_capitals("x " + c) for c in capitals)
+    # (and no more cautious than it has to be: only the title-case letters, which lower() changes too)
+    rest = every[::7]
+    assert [c for c in rest if not _no_capitals("x " + c)] == [c for c in rest if c.isupper() or c.lower() != c]
+
+
+@pytest.mark.parametrize("chunks_only", [False, True])
+def test_capital_words_equal_nltks_count(monkeypatch, chunks_only):
+    """capital_word_frequency's count (no tokenizing without an upper-case character; only the chunks
+    holding one tokenized, here forced) against NLTK's own Punkt and Treebank tokens."""
+    import random
+
+    import bench_modules
+    from ifpo.verifiers import _treebank
+    from ifpo.verifiers.rules import ifeval
+    from ifpo.verifiers.text import clear_caches
+
+    if chunks_only:
+        monkeypatch.setattr(_treebank, "_mostly_new", lambda sentences: True)
+        monkeypatch.setattr(ifeval, "_sparse", lambda text, pattern: True)
+    identity = bench_modules.load("treebank_identity")
+    atoms = ["WORD", "Word", "word", "AI-BASED", "CANNOT", "GIMME", "Lemme", "DON'T", "IT'S", "I", "i", "A.", "U.S.",
+             "NASA.", "OK.)", '"OK"', "''NO''", "YES'", "\xc9T\xc9", "\xe9T\xe9", "\u24b6", "\u01c5", "\u0130",
+             "\u0131", "\u017f", "\u2160", "\U0001f130", "X2", "2X", "_X", "x.", ". ", ", ", "!", "?", "\n", " ", " ",
+             "\t", "(", ")", '"', "'", "...", "--"]
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(atoms) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.randint(1, 60)))
+             for _ in range(200)]
+    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 12))) for _ in range(150)]
+    ascii_atoms = [a for a in atoms if a.isascii()]  # (only ASCII text takes the chunk path)
+    texts += ["".join(rng.choice(ascii_atoms) + rng.choice(["", " ", "\n"]) for _ in range(rng.randint(1, 60)))
+              for _ in range(200)]
+    texts += [t.lower() for t in texts[:50]] + ["no capitals here. none at all!", "\u0131 \u017f \u01c6 \u00df"]
+    for text in texts:
+        if text.strip():
+            clear_caches()
+            assert ifeval._capital_words(text) == _reference_capital_words(text), repr(text)

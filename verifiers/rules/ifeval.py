@@ -29,9 +29,11 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ifpo.verifiers import _treebank
 from ifpo.verifiers.registry import (
     Check,
     Checker,
@@ -42,7 +44,7 @@ from ifpo.verifiers.registry import (
     nonempty_strings_check,
     register,
 )
-from ifpo.verifiers.text import punkt_sentences, word_tokenize
+from ifpo.verifiers.text import punkt_sentences
 
 SOURCE = "ifeval"
 
@@ -1024,8 +1026,57 @@ def capital_word_frequency(response: str, p: Mapping[str, Any]) -> Check:
     """
     if not response or response.isspace():
         return _EMPTY
-    n = sum(map(str.isupper, word_tokenize(response)))
-    return _relation_check(n, "all-capital word", p["capital_relation"], p["capital_frequency"])
+    return _relation_check(_capital_words(response), "all-capital word", p["capital_relation"], p["capital_frequency"])
+
+
+def _capital_words(response: str) -> int:
+    """How many tokens of ``word_tokenize(response)`` are all capitals (``str.isupper``).
+
+    Such a token holds a character ``c`` with ``c.isupper()`` (``str.isupper`` is true only where one
+    is), and a token's characters are the text's (the Treebank tokenizer only puts in spaces, `` and
+    ''). So text without such a character has none, untokenized; and on ASCII text of mostly new
+    chunks with few capitals, only the chunks holding one are tokenized (``_treebank.chunk_tokens``).
+    """
+    if _no_capitals(response):
+        return 0
+    sentences = punkt_sentences(response)
+    tokens = None
+    if response.isascii() and _treebank._mostly_new(sentences) and _sparse(response, _ASCII_CAPITAL_RUN):
+        tokens = _treebank.chunk_tokens(sentences, _ASCII_CAPITAL_RUN, limit=len(response) // 100 + 100)
+    if tokens is None:
+        tokens = _treebank.tokenize_sentences(sentences)
+    return sum(map(str.isupper, tokens))
+
+
+# A capital letter of ASCII text and the rest of its run up to whitespace (one match per run: fewer for
+# chunk_tokens to walk; the run stops at the noncharacters chunk_tokens joins sentences with).
+_ASCII_CAPITAL_RUN = re.compile("[A-Z][^ \t\n\x0b\x0c\r\ufdd0-\ufdef]*")
+
+
+def _no_capitals(text: str) -> bool:
+    """Whether no character ``c`` of ``text`` has ``c.isupper()``: lower-casing changes nothing and no
+    capital without a lower-case form (ℋ, 𝐀, 🄰: :func:`_caseless_capitals`) occurs. (Lower-casing a
+    character that changes starts its result with another character, so the text would change.) A
+    class of every capital costs ~0.1 s per MB to search; lower() ~1 ms."""
+    if text.lower() != text:
+        return False
+    return text.isascii() or _caseless_capitals().search(text) is None
+
+
+@functools.cache
+def _caseless_capitals() -> re.Pattern[str]:
+    """The characters ``c`` with ``c.isupper()`` and ``c.lower() == c`` (549 under Unicode 15), from
+    Python's own predicates over every code point (~0.15 s, once), so they cannot drift from them."""
+    chars = [c for c in map(chr, range(sys.maxunicode + 1)) if c.isupper() and c.lower() == c]
+    return re.compile("[" + "".join(map(re.escape, chars)) + "]")
+
+
+def _sparse(text: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` matches about once per 200 characters or less, on 32 stretches spread over
+    the text: then walking its matches costs less than tokenizing the text whole (speed only)."""
+    step = max(len(text) // 32, 2000)
+    sample = " ".join([text[i : i + 2000] for i in range(0, len(text), step)])
+    return len(pattern.findall(sample)) * 200 < len(sample)
 
 
 def _english_case(response: str, case: str) -> Check:
