@@ -682,6 +682,7 @@ def test_capital_words_equal_nltks_count(monkeypatch, chunks_only):
     texts += ["".join(rng.choice(ascii_atoms) + rng.choice(["", " ", "\n"]) for _ in range(rng.randint(1, 60)))
               for _ in range(200)]
     texts += [t.lower() for t in texts[:50]] + ["no capitals here. none at all!", "\u0131 \u017f \u01c6 \u00df"]
+    texts += ["a b. " * 1000 + end for end in ("ABC", "x.Y", "\u2102", "\U0001d400", "z")]  # a late capital or none
     for text in texts:
         if text.strip():
             clear_caches()

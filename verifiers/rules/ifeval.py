@@ -1058,7 +1058,8 @@ def _no_capitals(text: str) -> bool:
     capital without a lower-case form (ℋ, 𝐀, 🄰: :func:`_caseless_capitals`) occurs. (Lower-casing a
     character that changes starts its result with another character, so the text would change.) A
     class of every capital costs ~0.1 s per MB to search; lower() ~1 ms."""
-    if text.lower() != text:
+    head = text[:4096]  # (most texts with a capital show it early: lower() of the whole costs ~5 ms/MB)
+    if head.lower() != head or text.lower() != text:
         return False
     return text.isascii() or _caseless_capitals().search(text) is None
 
