@@ -77,6 +77,8 @@ def differences(strings: list[str], reference=None, batch: int = 50) -> list[str
             found.append(f"{s!r}: {_treebank.tokenize(s)} != {want}")
         if _treebank.tokenize_uncached([s]) != want:
             found.append(f"{s!r} uncached: {_treebank.tokenize_uncached([s])} != {want}")
+        if uncached_split_tails([s]) != want:
+            found.append(f"{s!r} uncached, tails apart: {uncached_split_tails([s])} != {want}")
     for i in range(0, len(strings), batch):
         group = strings[i : i + batch]
         want = [t for s in group for t in reference(s)]
@@ -87,7 +89,22 @@ def differences(strings: list[str], reference=None, batch: int = 50) -> list[str
             found.append(f"repeated batch from {group[0]!r}")
         if _treebank.tokenize_uncached(group) != want:
             found.append(f"uncached batch of {len(group)} from {group[0]!r}")
+        if uncached_split_tails(group) != want:
+            found.append(f"uncached batch, tails apart, of {len(group)} from {group[0]!r}")
     return found
+
+
+def uncached_split_tails(sentences: list[str]) -> list[str]:
+    """``_treebank.tokenize_uncached`` on the path of long sentences (the sentence-end patterns on the
+    tails alone), whatever the sentences' length."""
+    from ifpo.verifiers import _treebank
+
+    keep = _treebank._SPLIT_TAILS_MIN
+    _treebank._SPLIT_TAILS_MIN = 0
+    try:
+        return _treebank.tokenize_uncached(sentences)
+    finally:
+        _treebank._SPLIT_TAILS_MIN = keep
 
 
 def _scaling_shapes(size: int) -> dict[str, str]:

@@ -780,6 +780,13 @@ def test_treebank_equals_nltk_on_hand_picked_cases(treebank_reference, text):
     # and without the cache (whole sentences in one batch), the path text of unique chunks takes
     assert _treebank.tokenize_uncached([text]) == want
     assert _treebank.tokenize_uncached([text, text, "x."]) == want + want + ["x", "."]
+    # and with the sentence-end patterns run on the tails alone (the path of long sentences)
+    assert identity_split_tails([text, text, "x."]) == want + want + ["x", "."]
+
+
+def identity_split_tails(sentences):
+    """tokenize_uncached with every sentence cut into head and tail (as long sentences are)."""
+    return bench_modules.load("treebank_identity").uncached_split_tails(sentences)
 
 
 def test_treebank_long_cases_are_long():
