@@ -583,6 +583,38 @@ def test_punkt_equals_nltk_on_random_texts(punkt_pair, seed):
     assert identity.differences(texts[:100], fast, reference, realign=False) == []
 
 
+def test_punkt_question_and_exclamation_candidates_break_without_being_read(punkt_pair):
+    """FastPunkt takes a ? or ! candidate as a break without its context: every context of such a
+    candidate in random texts, from any start up to it, is one the full decision breaks; and the
+    sentences are the same with the shortcut off (with other language variables it is off)."""
+    import random
+
+    from ifpo.verifiers._punkt import FastPunkt
+
+    identity = bench_modules.load("punkt_identity")
+    fast, reference = punkt_pair
+    full = FastPunkt(reference._params)
+    assert full._bang_breaks
+    full._bang_breaks = False
+    rng = random.Random(5)
+    texts = [identity.random_text(rng) for _ in range(300)] + [identity.random_text(rng, 150, True) for _ in range(50)]
+    texts += ["".join(rng.choice("ab.?!)\"' \n(;,-") for _ in range(rng.randint(1, 80))) for _ in range(300)]
+    tried = 0
+    for text in texts:
+        for m in full._candidates.finditer(text):
+            if text[m.start()] != ".":
+                for start in {0, m.start(), rng.randint(0, m.start()), text.rfind(" ", 0, m.start()) + 1}:
+                    assert full._decide(text[start : m.end(1)]), (text, start)
+                    tried += 1
+        assert full.span_tokenize(text) == fast.span_tokenize(text), repr(text)
+    assert tried > 1000
+
+    class Other(type(reference._lang_vars)):
+        pass
+
+    assert not FastPunkt(reference._params, Other())._bang_breaks
+
+
 def test_punkt_equals_nltk_on_the_scaling_shapes(punkt_pair):
     for text in bench_modules.load("checker_scaling").shapes(20_000).values():
         _assert_punkt_equal(*punkt_pair, text)

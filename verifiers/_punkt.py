@@ -138,6 +138,14 @@ class FastPunkt:
         self._words = _stdlib_twin(_compiled(lang_vars._word_tokenizer_re()))
         self._realign = _stdlib_twin(_compiled(lang_vars.re_boundary_realignment))
         self._closers = _first_class(self._realign)
+        # Why a ? or ! candidate always breaks, with NLTK's own language variables: the candidate pattern
+        # finds it followed by whitespace or by one of the word pattern's non-word characters, so the
+        # word pattern makes it a word of its own (a word ends before a non-word character, and one
+        # starting at it ends right after it), and the whitespace or character after it gives at least
+        # one more word: text_contains_sentbreak finds "?" / "!" before the last word. (Tested on every
+        # such context of random texts, besides the comparisons with NLTK.) Other language variables
+        # (other word pattern) are decided in full.
+        self._bang_breaks = type(lang_vars) is PunktLanguageVars
         # The last candidate of a stretch without ASCII whitespace, matched from a candidate in it.
         self._last_in_chunk = None
         if isinstance(self._candidates, re.Pattern):
@@ -217,6 +225,7 @@ class FastPunkt:
         sp2 = spaces[1] if len(spaces) == 2 else None
         last_space = _LAST_ASCII_SPACE.match if len(spaces) > 2 else None
         last_in_chunk = self._last_in_chunk
+        bang_breaks = self._bang_breaks
         pos = prev_stop + 1
         while pos >= 0:
             jump = -1
@@ -249,11 +258,14 @@ class FastPunkt:
                             prev_m = m
                             prev_stop = s
                         continue
-                # The previous candidate stands: decide it.
-                ctx = text[prev_start : prev_m.end(1)]
-                d = decisions.get(ctx)
-                if d is None:
-                    d = decide(ctx)
+                # The previous candidate stands: decide it (a ? or ! always breaks: see _bang_breaks).
+                if bang_breaks and text[prev_stop] != ".":
+                    d = True
+                else:
+                    ctx = text[prev_start : prev_m.end(1)]
+                    d = decisions.get(ctx)
+                    if d is None:
+                        d = decide(ctx)
                 if d:
                     out.append((last_break, prev_stop + 1))
                     last_break = prev_m.start(2)
@@ -265,10 +277,13 @@ class FastPunkt:
                 prev_start = start
                 prev_stop = s
             pos = jump
-        ctx = text[prev_start : prev_m.end(1)]
-        d = decisions.get(ctx)
-        if d is None:
-            d = decide(ctx)
+        if bang_breaks and text[prev_stop] != ".":
+            d = True
+        else:
+            ctx = text[prev_start : prev_m.end(1)]
+            d = decisions.get(ctx)
+            if d is None:
+                d = decide(ctx)
         if d:
             out.append((last_break, prev_stop + 1))
             last_break = prev_m.start(2)
