@@ -595,6 +595,16 @@ _WS_CLASS = "".join(sorted(" " + _OTHER_WS))
 _AFTER_TAIL = regex.compile("[" + regex.escape(_WS_CLASS + "".join(sorted(_CLOSERS))) + "]*")
 
 
+def candidate_tokens(sentences: list[str], pattern: re.Pattern[str], limit: int | None = None) -> list[str]:
+    """Every token a count of tokens that only ``pattern``'s chunks can hold needs: on text of mostly
+    new chunks just those chunks' tokens (:func:`chunk_tokens`), otherwise (or where it declines) the
+    tokens of the whole text. The count over either is the same."""
+    if not _mostly_new(sentences):
+        return tokens_of(sentence_keys(sentences))
+    tokens = chunk_tokens(sentences, pattern, limit)
+    return tokenize_uncached(sentences) if tokens is None else tokens
+
+
 def chunk_tokens(sentences: list[str], pattern: re.Pattern[str], limit: int | None = None) -> list[str] | None:
     """The tokens of just the chunks in which ``pattern`` finds a match, each chunk tokenized in
     its context (as in :func:`tokenize_sentences`): the head chunks' tokens first, then the tails'.

@@ -154,20 +154,21 @@ def _alnum_tokens(text: str) -> list[str]:
 _FIRST_BATCH = 16
 
 
-def _token_batches(keys: list[object], from_end: bool = False, stop: int = 0) -> Iterator[list[str]]:
+def _token_batches(keys: list[object], from_end: bool = False, stop: int = 0) -> Iterator[tuple[int, list[str]]]:
     """``word_tokenize``'s tokens, a growing run of Treebank pieces at a time (``_treebank.sentence_keys``
-    of the Punkt sentences); with ``from_end``, from the last piece back to piece ``stop``, each batch
-    reversed. A checker that needs only the first or last few tokens, or stops at the first failing
-    one, tokenizes only that much: the tokens of a text are its pieces' tokens in order, exactly."""
+    of the Punkt sentences), each with how many pieces are read so far; with ``from_end``, from the last
+    piece back to piece ``stop``, each batch reversed. A checker that needs only the first or last few
+    tokens, or stops at the first failing one, tokenizes only that much: the tokens of a text are its
+    pieces' tokens in order, exactly."""
     size, n = _FIRST_BATCH, len(keys)
     if from_end:
         while n > stop:
-            yield _treebank.tokens_of(keys[max(n - size, stop) : n])[::-1]
+            yield len(keys) - max(n - size, stop), _treebank.tokens_of(keys[max(n - size, stop) : n])[::-1]
             n, size = n - size, size * 2
         return
     done = 0
     while done < n:
-        yield _treebank.tokens_of(keys[done : done + size])
+        yield min(done + size, n), _treebank.tokens_of(keys[done : done + size])
         done, size = done + size, size * 2
 
 
@@ -491,12 +492,11 @@ def pronouns(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     """
     text = response.replace("/", " ").lower()
     sentences = punkt_sentences(text)
-    tokens = None
     # On text of mostly new chunks only the chunks that can hold a pronoun are tokenized. (Under
     # re's case folding ı, ſ and İ match "gimme"'s letters: a text holding one is tokenized whole.)
-    if "\u0130" not in text and "\u0131" not in text and "\u017f" not in text and _treebank._mostly_new(sentences):
-        tokens = _treebank.chunk_tokens(sentences, _PRONOUN_RUN, limit=len(text) // 100 + 100)
-    if tokens is None:
+    if "\u0130" not in text and "\u0131" not in text and "\u017f" not in text:
+        tokens = _treebank.candidate_tokens(sentences, _PRONOUN_RUN, limit=len(text) // 100 + 100)
+    else:
         tokens = _treebank.tokenize_sentences(sentences)
     n = sum(map(_PRONOUNS.__contains__, tokens))
     return n >= p["N"], f"{n} pronouns, expected at least {p['N']}"
@@ -765,14 +765,17 @@ def words_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     # hold them are tokenized, from each end (the back stops where the front stopped).
     head: list[str] = []
     first: list[str] = []
-    read, size = 0, _FIRST_BATCH
-    while len(first) < 2 and read < len(keys):
-        head += _treebank.tokens_of(keys[read : read + size])
-        read, size = read + size, size * 2
+    read = 0  # pieces the front has read: the back stops there
+    for done, tokens in _token_batches(keys):
+        head += tokens
+        read = done
         first = list(itertools.islice(filter(_HAS_ALNUM.search, head), 2))
+        if len(first) == 2:
+            break
     if len(first) < 2:
         return False, f"{len(first)} words"
-    backwards = itertools.chain(itertools.chain.from_iterable(_token_batches(keys, from_end=True, stop=read)), reversed(head))
+    back = (tokens for _, tokens in _token_batches(keys, from_end=True, stop=read))
+    backwards = itertools.chain(itertools.chain.from_iterable(back), reversed(head))
     second, second_to_last = first[1], next(itertools.islice(filter(_HAS_ALNUM.search, backwards), 1, 2))
     ok = second.lower() == second_to_last.lower() == keyword
     return ok, f"second word {second!r}, second to last {second_to_last!r}, expected {keyword!r}"
@@ -1120,7 +1123,7 @@ def title_case(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     True
     """
     # The first failing token decides: sentences are tokenized in growing batches until one fails.
-    for tokens in _token_batches(_treebank.sentence_keys(punkt_sentences(response))):  # no empty strings
+    for _, tokens in _token_batches(_treebank.sentence_keys(punkt_sentences(response))):  # no empty strings
         # Only a token starting with a lower-case character can fail; the rest are skipped in C.
         for word in itertools.compress(tokens, map(str.islower, map(operator.itemgetter(0), tokens))):
             if not word[0].isalpha():

@@ -1040,10 +1040,9 @@ def _capital_words(response: str) -> int:
     if _no_capitals(response):
         return 0
     sentences = punkt_sentences(response)
-    tokens = None
-    if response.isascii() and _treebank._mostly_new(sentences) and _sparse(response, _ASCII_CAPITAL_RUN):
-        tokens = _treebank.chunk_tokens(sentences, _ASCII_CAPITAL_RUN, limit=len(response) // 100 + 100)
-    if tokens is None:
+    if response.isascii() and _sparse(response, _ASCII_CAPITAL_RUN):
+        tokens = _treebank.candidate_tokens(sentences, _ASCII_CAPITAL_RUN, limit=len(response) // 100 + 100)
+    else:
         tokens = _treebank.tokenize_sentences(sentences)
     return sum(map(str.isupper, tokens))
 
