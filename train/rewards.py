@@ -225,18 +225,19 @@ class ChecklistReward:
             self._log(keys, seconds / max(len(missing), 1), **kwargs)
         return [self._cache[k][1] for k in keys]
 
-    def _scores(self, result: ItemResult, text: str = "x") -> dict[str, float | None]:
-        scores = {
+    def _scores(self, result: ItemResult, text: str) -> dict[str, float | None]:
+        if self.empty == "zero" and not text.strip():
+            # Every reward that applies to the item is 0; one with nothing to score (no constraint of its
+            # dimension: the only None under the 'zero' policy) stays None, as for any other completion.
+            return {
+                s.name: None if checklist_score(result, s, unjudged="zero", type_weights=self.type_weights) is None
+                else 0.0
+                for s in self.specs
+            }
+        return {
             s.name: checklist_score(result, s, unjudged=self.unjudged, type_weights=self.type_weights)
             for s in self.specs
         }
-        if self.empty == "zero" and not text.strip():
-            # Every reward that applies to the item is 0; one with nothing to score (no constraint of its
-            # dimension) stays None, as for any other completion.
-            judged_as_failed = {s.name: checklist_score(result, s, unjudged="zero", type_weights=self.type_weights)
-                                for s in self.specs}
-            scores = {name: None if judged_as_failed[name] is None else 0.0 for name in scores}
-        return scores
 
     def reward_funcs(self) -> list[Callable[..., list[float | None]]]:
         """One function per configured reward, named as TRL logs it (``cpr``, ``cpr_format``, ...)."""
