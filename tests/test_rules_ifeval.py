@@ -74,7 +74,7 @@ CASES = [
     # keywords:existence
     ("keywords:existence", {"keywords": ["dog", "park"]}, "The Dogs ran in the park.", True),
     ("keywords:existence", {"keywords": ["dog", "park"]}, "The dogs ran home.", False),
-    ("keywords:existence", {"keywords": ["c++"]}, "I like C++ a lot.", True),  # literal, not a regex
+    ("keywords:existence", {"keywords": ["c++"]}, "I like C++ a lot.", True),  # c+ possessive (3.11+), else literal
     ("keywords:existence", {"keywords": ["dog"]}, "```\ndog\n```", True),  # no fence stripping needed
     # keywords:frequency
     ("keywords:frequency", {}, "Fun, fun, fun.", True),
@@ -235,6 +235,39 @@ CASES = [
     ("startend:quotation", {}, "Hello there.", False),
     ("startend:quotation", {}, "“Hello there.”", False),  # strict: straight quotes only
     ("startend:quotation", {}, '"', False),
+    # Reference verdicts on edge inputs (each run through lm-eval 0.4.13's IFEval checkers, which
+    # google-research's share here). Keywords, forbidden words, section splitters and custom
+    # postscript markers are regexes pasted unescaped; one that does not compile is read literally.
+    ("keywords:existence", {"keywords": ["a.b"]}, "axb", True),
+    ("keywords:existence", {"keywords": ["why?"]}, "wh", True),
+    ("keywords:existence", {"keywords": ["(x)"]}, "x marks", True),
+    ("keywords:existence", {"keywords": ["(x"]}, "a (x b", True),  # not a regex: literal
+    ("keywords:frequency", {"keyword": "a.b", "frequency": 1}, "axb and a.b", True),
+    ("keywords:frequency", {"keyword": "(x)", "frequency": 1, "relation": "less than"}, "[x] ]", False),
+    ("keywords:forbidden_words", {"forbidden_words": ["why?"]}, "wh is here", False),
+    ("keywords:forbidden_words", {"forbidden_words": ["(x)"]}, "[x] ]", False),
+    ("keywords:forbidden_words", {"forbidden_words": ["a.b"]}, "a_b axb", False),
+    ("keywords:forbidden_words", {"forbidden_words": ["a.b"]}, "axbc", True),  # \b still applies
+    ("detectable_content:postscript", {"postscript_marker": "P.S"}, "pus here", True),  # "." is any character
+    ("detectable_content:postscript", {"postscript_marker": "P|S"}, "so", True),  # alternation
+    ("detectable_content:postscript", {"postscript_marker": "PS:"}, "ps here", False),
+    ("detectable_format:multiple_sections", {"section_spliter": "Sec.", "num_sections": 1}, "Secx 1 a", True),
+    # the spliter's group is returned by re.split as a piece too: 3 pieces, "2 sections"
+    ("detectable_format:multiple_sections", {"section_spliter": "(Part)", "num_sections": 2}, "Part 1 a", True),
+    ("detectable_format:multiple_sections", {"section_spliter": "Part|Chapter", "num_sections": 2}, "Chapter 1 Part", True),
+    # the four fence prefixes are removed one after the other
+    ("detectable_format:json_format", {}, "```json```{}", True),
+    ("detectable_format:json_format", {}, "```JSON```\n[1]\n```", True),
+    ("detectable_format:json_format", {}, "1" * 5000, False),  # int() refuses it: a ValueError, not JSON
+    ("detectable_format:json_format", {}, "[" * 100_000, False),  # the reference raises RecursionError
+    # a negative capital_frequency is kept, not drawn at random
+    ("change_case:capital_word_frequency", {"capital_frequency": -1}, "no capitals", True),
+    ("change_case:capital_word_frequency", {"capital_frequency": -1, "capital_relation": "less than"}, "hi", False),
+    # first_word is lowered but not stripped
+    ("length_constraints:nth_paragraph_first_word", {"first_word": " then"}, "Hi.\n\nThen, bye.", False),
+    ("length_constraints:nth_paragraph_first_word", {"first_word": "Then "}, "Hi.\n\nThen, bye.", False),
+    # a letter whose lower case is two characters is never one character of the lowered response
+    ("keywords:letter_frequency", {"letter": "\u0130", "let_frequency": 1}, "\u0130 i\u0307", False),
 ]
 
 
@@ -471,17 +504,25 @@ def test_postscript_matches_reference_regexes():
 def test_keyword_matching_matches_ignorecase_regexes():
     import re
 
+    def reference(prefix: str, word: str, suffix: str) -> re.Pattern[str]:
+        # The reference pastes the word into its regex unescaped; where that does not compile
+        # ("(x", and "c++" before Python 3.11's possessive quantifiers) it raises, ifpo reads it literally.
+        try:
+            return re.compile(prefix + word + suffix, re.IGNORECASE)
+        except re.error:
+            return re.compile(prefix + re.escape(word) + suffix, re.IGNORECASE)
+
     # "ſ" (long s) and "\u212a" (Kelvin sign) match "s" and "k" under re.IGNORECASE only.
-    words = ["cat", "c++", "-x", "Straße", "ſ", "k", "a_b"]
-    alphabet = ["cat", "CAT", "c++", "-x", "a", "_", " ", "ſ", "s", "K", "\u212a", "k", "ß", "b"]
+    words = ["cat", "c++", "-x", "Straße", "ſ", "k", "a_b", "a.b", "why?", "(x", "c|at"]
+    alphabet = ["cat", "CAT", "c++", "-x", "a", "_", " ", "ſ", "s", "K", "\u212a", "k", "ß", "b", "wh", "y", "(x", "."]
     for text in _fuzz(alphabet, n=2000):
         for word in words:
-            present = bool(re.search(re.escape(word), text, re.IGNORECASE))
+            present = bool(reference("", word, "").search(text))
             assert _verdict("keywords:existence", {"keywords": [word]}, text) is present, (word, text)
-            count = len(re.findall(re.escape(word), text, re.IGNORECASE))
+            count = len(reference("", word, "").findall(text))
             params = {"keyword": word, "frequency": 2, "relation": "at least"}
             assert _verdict("keywords:frequency", params, text) is (count >= 2), (word, text)
-            whole = bool(re.search(r"\b" + re.escape(word) + r"\b", text, re.IGNORECASE))
+            whole = bool(reference(r"\b", word, r"\b").search(text))
             params = {"forbidden_words": [word]}
             assert _verdict("keywords:forbidden_words", params, text) is (not whole), (word, text)
 
@@ -493,10 +534,8 @@ def test_json_matches_json_loads():
              'Infinity', '\\', '```', 'json', '0', 'tru', '\ufeff']  # fmt: skip
     for text in _fuzz(atoms, n=5000):
         value = text.strip()
-        for prefix in ("```json", "```Json", "```JSON", "```"):
-            if value.startswith(prefix):
-                value = value[len(prefix) :]
-                break
+        for prefix in ("```json", "```Json", "```JSON", "```"):  # one after the other, as the reference
+            value = value.removeprefix(prefix)
         value = value.removesuffix("```").strip()
         try:
             json.loads(value)

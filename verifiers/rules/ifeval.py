@@ -18,8 +18,9 @@ Deliberate differences, each because the reference is not reproducible there:
   asks for "#" and "!") counts that character as given, where the reference draws a random letter;
 - language detection is seeded (``DetectorFactory.seed = 0``; the reference is unseeded and can
   flip on short text); a detection error counts as followed, as in the reference;
-- keywords, section splitters and custom postscript markers are matched literally (the reference
-  pastes them into regexes unescaped, so ``C++`` would crash it).
+- keywords, forbidden words, section splitters and custom postscript markers are regexes, pasted
+  unescaped as the reference pastes them ("a.b" matches "axb"); one that is not a valid regex
+  (``C++``), where the reference raises ``re.error``, is matched literally instead.
 
 An empty or whitespace-only response fails every id (the reference's evaluation loop does the same).
 """
@@ -140,9 +141,26 @@ def _quote(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
+# A character that means something in a regex. The reference pastes keywords, forbidden words,
+# section splitters and custom postscript markers into regexes unescaped; a text without one of
+# these matches the same as a regex and as a literal, so the string fast paths below keep to it.
+_REGEX_META = re.compile(r"[.^$*+?{}\[\]\\|()]")
+
+
 @functools.lru_cache(maxsize=4096)
-def _icase(literal: str) -> re.Pattern[str]:
-    return re.compile(re.escape(literal), re.IGNORECASE)
+def _reference_regex(prefix: str, text: str, suffix: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(prefix + text + suffix, flags)``: ``text`` pasted unescaped, as the reference does
+    ("a.b" matches "axb", "why?" matches "wh"). Where that does not compile ("c++", "(x"), the
+    reference raises ``re.error`` and has no verdict; ifpo then matches ``text`` literally."""
+    try:
+        return re.compile(prefix + text + suffix, flags)
+    except re.error:
+        return re.compile(prefix + re.escape(text) + suffix, flags)
+
+
+def _icase(keyword: str) -> re.Pattern[str]:
+    """The reference's ``re.search(keyword, value, flags=re.IGNORECASE)`` pattern."""
+    return _reference_regex("", keyword, "", re.IGNORECASE)
 
 
 def _ascii_lower(response: str) -> str | None:
@@ -177,9 +195,9 @@ def _has_whole_word(lowered: str, word: str) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=4096)
 def _whole_word_icase(word: str) -> re.Pattern[str]:
-    return re.compile(r"\b" + re.escape(word) + r"\b", re.IGNORECASE)
+    """The reference's ``re.search(r"\b" + word + r"\b", value, flags=re.IGNORECASE)`` pattern."""
+    return _reference_regex(r"\b", word, r"\b", re.IGNORECASE)
 
 
 # IFEval counts words with nltk's RegexpTokenizer(r"\w+"): "don't" is two words and CJK runs are
@@ -263,7 +281,11 @@ def keywords_existence(response: str, p: Mapping[str, Any]) -> Check:
     if response.isascii():  # see _ascii_lower
         lowered = response.lower()
         missing = [
-            k for k in keywords if not (k.lower() in lowered if k.isascii() else _icase(k).search(response))
+            k
+            for k in keywords
+            if not (
+                k.lower() in lowered if k.isascii() and not _REGEX_META.search(k) else _icase(k).search(response)
+            )
         ]
     else:
         missing = [k for k in keywords if not _icase(k).search(response)]
@@ -296,7 +318,7 @@ def keywords_frequency(response: str, p: Mapping[str, Any]) -> Check:
         return _EMPTY
     keyword = p["keyword"].strip()
     lowered = _ascii_lower(response)
-    if lowered is not None and keyword.isascii():
+    if lowered is not None and keyword.isascii() and not _REGEX_META.search(keyword):
         # str.count counts non-overlapping occurrences left to right, as re.findall does.
         n = lowered.count(keyword.lower())
     else:
@@ -342,8 +364,11 @@ _NO_FORBIDDEN = Check(True, "no forbidden word used")
 @functools.lru_cache(maxsize=1024)
 def _forbidden_plan(words: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
     """The distinct words, sorted (as the reason lists them), each with its lowered form when it
-    is ASCII (searched as a string in ASCII responses) or None (always searched by regex)."""
-    return tuple((w, w.lower() if w.isascii() else None) for w in sorted(set(words)))
+    is ASCII without a regex metacharacter (searched as a string in ASCII responses) or None
+    (always searched by the reference's regex)."""
+    return tuple(
+        (w, w.lower() if w.isascii() and not _REGEX_META.search(w) else None) for w in sorted(set(words))
+    )
 
 
 def _check_letter(p: Mapping[str, Any]) -> str | None:
@@ -380,7 +405,9 @@ def keywords_letter_frequency(response: str, p: Mapping[str, Any]) -> Check:
     if not response or response.isspace():
         return _EMPTY
     letter = p["letter"].strip().lower()
-    n = response.lower().count(letter)
+    # The reference counts the characters of the lowered response (a Counter), so a letter whose
+    # lower case is two characters ("İ" -> "i̇") is never counted.
+    n = response.lower().count(letter) if len(letter) == 1 else 0
     return _relation_check(
         n, "occurrence", p["let_relation"], p["let_frequency"], of=f" of letter {letter!r}"
     )
@@ -553,7 +580,8 @@ def nth_paragraph_first_word(response: str, p: Mapping[str, Any]) -> Check:
     # paragraph n is the n-th piece of the raw split, and a blank one there fails.
     pieces = response.split("\n\n")
     n = sum(1 for piece in pieces if piece and not piece.isspace())
-    nth, expected = p["nth_paragraph"], p["first_word"].strip().lower()
+    # first_word is lowered, not stripped, as in the reference: " then" matches no first word.
+    nth, expected = p["nth_paragraph"], p["first_word"].lower()
     if nth > n:
         return _make_check(
             (False, f"{_count(n, 'paragraph')}, no paragraph {nth}; expected exactly {p['num_paragraphs']}")
@@ -636,6 +664,9 @@ def postscript(response: str, p: Mapping[str, Any]) -> Check:
     marker = p["postscript_marker"].strip()
     lowered = response.lower()
     pattern = _PS_PATTERNS.get(marker)
+    if pattern is None and _REGEX_META.search(marker):
+        # A custom marker is pasted lowered into r"\s*<marker>.*$" (MULTILINE), as the reference does.
+        pattern = _reference_regex(r"\s*", marker.lower(), r".*$", re.MULTILINE)
     if pattern.search(lowered) if pattern else marker.lower() in lowered:
         return _make_check((True, f"postscript starting with {marker!r} found"))
     return _make_check((False, f"no postscript starting with {marker!r}; add one at the end"))
@@ -779,7 +810,12 @@ def multiple_sections(response: str, p: Mapping[str, Any]) -> Check:
     if not response or response.isspace():
         return _EMPTY
     spliter = p["section_spliter"].strip()
-    n = len(_section_marker(spliter).findall(response))
+    if _REGEX_META.search(spliter):
+        # Pasted into the reference's pattern as it is, whose groups (if the spliter has any) re.split
+        # returns as pieces too: its count, exactly.
+        n = len(_reference_regex(r"\s?", spliter, r"\s?\d+\s?").split(response)) - 1
+    else:
+        n = len(_section_marker(spliter).findall(response))
     return _relation_check(n, f"'{spliter} N' section", "at least", p["num_sections"])
 
 
@@ -808,13 +844,17 @@ def json_format(response: str, p: Mapping[str, Any]) -> Check:
     if not response or response.isspace():
         return _EMPTY
     # IFEval's fence removal (not verifiers.text.strip_code_fences): only json/Json/JSON or bare
-    # fences, and no newline needed after the opening ticks.
-    value = response.strip()
-    for prefix in ("```json", "```Json", "```JSON", "```"):
-        if value.startswith(prefix):
-            value = value[len(prefix) :]
-            break
-    value = value.removesuffix("```").strip()
+    # fences, and no newline needed after the opening ticks. The reference chains the four
+    # removeprefix calls, so after "```json" a directly following "```" goes too ("```json```{}").
+    value = (
+        response.strip()
+        .removeprefix("```json")
+        .removeprefix("```Json")
+        .removeprefix("```JSON")
+        .removeprefix("```")
+        .removesuffix("```")
+        .strip()
+    )
     if not value or value[0] not in _JSON_FIRST_CHARS:
         # json.loads would fail at once with this message; raising and formatting that error
         # costs more than the rest of the check.
@@ -827,8 +867,12 @@ def json_format(response: str, p: Mapping[str, Any]) -> Check:
         end = _JSON_SCAN(value, 0)[1]
     except StopIteration as e:  # no value at e.value
         error = json.JSONDecodeError("Expecting value", value, e.value)
-    except json.JSONDecodeError as e:
+    except ValueError as e:
+        # A JSONDecodeError, or int() refusing a number of over 4300 digits: the reference catches
+        # ValueError, so both are "not JSON" there.
         error = e
+    except RecursionError:  # nested deeper than the interpreter's limit (the reference raises here)
+        return _make_check((False, "not valid JSON: nested too deeply to parse"))
     else:
         if end == len(value):
             return _JSON_VALID
@@ -1012,7 +1056,8 @@ _QUOTED = Check(True, "wrapped in double quotes")
         Param("capital_frequency", "int", required=True, help="threshold on the number of ALL-CAPS words"),
         _relation_param("capital_relation"),
     ],
-    params_check=_non_negative("capital_frequency"),
+    # No minimum: unlike the other counts, the reference keeps a negative capital_frequency (it
+    # draws one only when it is missing), so "at least -1" passes and "less than -1" fails.
     description="In your response, words with all capital letters should appear {capital_relation} {capital_frequency} times.",
 )
 def capital_word_frequency(response: str, p: Mapping[str, Any]) -> Check:
