@@ -114,6 +114,8 @@ CASES = [
     ("words:repeats", {"small_n": 2}, "Go, go GO!", False),
     ("sentence:keyword", {"word": "blue", "N": 2}, "Red sky. The BLUE sea.", True),
     ("sentence:keyword", {"word": "blue", "N": 2}, "Blue sky. The sea.", False),
+    ("sentence:keyword", {"word": "blue", "N": 0}, "Red sky. The blue sea.", True),  # N=0: sentences[-1]
+    ("sentence:keyword", {"word": "blue", "N": 0}, "Blue sky. The sea.", False),
     ("count:pronouns", {"N": 3}, "She gave it to them.", True),
     ("count:pronouns", {"N": 3}, "Maria gave a book to Tom.", False),
     ("count:pronouns", {"N": 3}, "she/her/hers", True),  # '/' split
@@ -133,6 +135,10 @@ CASES = [
     ("format:quote_unquote", {}, 'He said "hi" to me.', True),
     ("format:quote_unquote", {}, 'He said "hi" "bye"', False),
     ("format:quote_unquote", {}, 'He said "hi."', False),  # ends with a quote
+    # curly quotes are not straightened (the reference's replace is a no-op): no '""' in “hi” “bye”
+    ("format:quote_unquote", {}, 'He said “hi” “bye” and "x" too.', True),
+    ("format:quote_unquote", {}, 'He said “hi.”\n"x" means y.', True),
+    ("format:quote_unquote", {}, 'He said “hi” "bye"', False),
     ("format:list", {"sep": "SEPARATOR"}, "SEPARATOR one\nSEPARATOR two", True),
     ("format:list", {"sep": "SEPARATOR"}, "SEPARATOR one", False),
     ("format:thesis", {}, "<i>Cats rule.</i> Here is why.", True),

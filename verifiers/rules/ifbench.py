@@ -21,8 +21,7 @@ Deliberate differences, each where the reference cannot be reproduced or would c
 - ``ratio:stop_words`` uses NLTK's English stopword list restricted to words without an apostrophe:
   the reference compares ``\\w+`` tokens, which never hold an apostrophe, so the verdicts are the
   same (and do not depend on which NLTK data release added more contractions);
-- ``custom:csv_quotes`` fails a row with an empty field (the reference raises ``IndexError``);
-- ``format:quote_unquote`` reads curly double quotes as straight ones first.
+- ``custom:csv_quotes`` fails a row with an empty field (the reference raises ``IndexError``).
 
 An empty or whitespace-only response fails every id, as the reference's evaluation loop does.
 """
@@ -814,7 +813,8 @@ def alliteration_increment(response: str, p: Mapping[str, Any]) -> tuple[bool, s
 @_ifbench(
     "sentence:keyword",
     params=[Param("word", "str", required=True, help="the keyword"), _int("N", "1-based sentence number")],
-    params_check=all_checks(nonblank_check("word"), _positions("N", minimum=1)),
+    # N = 0 is the reference's sentences[-1], the last sentence (it draws a random N only below 0).
+    params_check=all_checks(nonblank_check("word"), _positions("N", minimum=0)),
     description='The response must include keyword "{word}" in the {N}-th sentence.',
 )
 def sentence_keyword(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
@@ -828,7 +828,8 @@ def sentence_keyword(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     if len(sentences) < n:
         return False, f"{len(sentences)} sentences, no sentence {n}"
     found = re.search(rf"\b{re.escape(p['word'])}\b", sentences[n - 1], re.IGNORECASE)
-    return bool(found), f"sentence {n} {'contains' if found else 'lacks'} {p['word']!r}"
+    which = f"sentence {n}" if n else "the last sentence"
+    return bool(found), f"{which} {'contains' if found else 'lacks'} {p['word']!r}"
 
 
 @_ifbench(
@@ -1022,7 +1023,9 @@ def quote_unquote(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> quote_unquote('He said "hi" to me.', {}).passed
     True
     """
-    value = response.replace("“", '"').replace("”", '"').replace("'\"'", "")
+    # Curly quotes are not straightened: the reference's replace('"', '"') is a no-op (its source
+    # keeps other non-ASCII characters, so none were lost), so 'said “hi” “bye”' passes there.
+    value = response.replace("'\"'", "")
     value = "".join(value.split())
     if '""' in value:
         return False, "two quoted phrases follow each other"
