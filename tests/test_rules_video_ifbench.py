@@ -309,6 +309,19 @@ EDGE_MORE = [
     ("verbatim_speech_constraint", 'He said "go"x', {"expected_utterance": "GO"}, True),
     # Spans: a JSON block inside the text is read for start/end keys.
     ("span_localization", 'Here: [{"start": "0:05", "end": "0:09"}]', {"expected_span_count": 1}, True),
+    # A JSON number of over 4300 digits: json.loads raises ValueError (int() refuses it), which the
+    # scorer's JSON reader does not catch (only JSONDecodeError), so every judge reading JSON raises
+    # there and fails, even where the text would otherwise count (a bare count, comma entries).
+    ("list_item_count_constraint", "[" + "1" * 5000 + "]", {"min_count": 0, "max_count": 100}, False),
+    ("list_item_count_constraint", "a, b, [" + "1" * 5000 + "]", {"min_count": 0, "max_count": 100}, False),
+    ("list_item_count_constraint", "1" * 5000, {"min_count": 0, "max_count": 10**9}, False),
+    ("normalized_value_format", "1" * 5000, {"allowed_patterns": [r"\d+"]}, False),
+    ("label_set_restriction", "[" + "1" * 5000 + "]", {"allowed_labels": ["1"]}, False),
+    ("span_localization", "0:05-0:09 [" + "1" * 5000 + "]", {"min_spans": 0}, False),
+    ("structured_json_output", '{"a": ' + "1" * 5000 + "}", {"top_level": "any"}, False),
+    ("table_output", "a,b\n1,2", {"schema": '{"a": ' + "1" * 5000 + "}"}, False),  # the schema is read so too
+    # a syntax error before the long number is a JSONDecodeError: the next reading is used
+    ("list_item_count_constraint", "[1, x, " + "1" * 5000 + "]", {"min_count": 3, "max_count": 3}, True),
 ]
 
 

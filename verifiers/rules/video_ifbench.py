@@ -227,18 +227,28 @@ def _fold(text: str, ignore_case: bool) -> str:
     return text.lower() if ignore_case else text
 
 
+class _ScorerRaises(ValueError):
+    """``json.loads`` raised something other than ``JSONDecodeError``: a number of over 4300 digits,
+    which ``int()`` refuses. The scorer's JSON reader catches only ``JSONDecodeError``, so its judge
+    raises there (before trying the next candidate) and its scorer records a failed check."""
+
+
 def _load_json(text: str) -> tuple[bool, Any]:
     """``(True, value)`` or ``(False, None)``; JSON nested beyond the recursion limit raises
-    RecursionError, as in the scorer (see :func:`_fails_when_too_deep`)."""
+    RecursionError and a number too long for ``int()`` raises :class:`_ScorerRaises`, as the
+    scorer's judge raises on both (see :func:`_fails_when_too_deep`)."""
     try:
         return True, json.loads(text)
-    except (json.JSONDecodeError, ValueError):
+    except json.JSONDecodeError:
         return False, None
+    except ValueError as e:
+        raise _ScorerRaises(str(e)) from None
 
 
 def _fails_when_too_deep(checker):
-    """A JSON-reading checker fails, with a reason, on JSON nested too deeply for Python's recursion
-    limit: the scorer's judge raises there and its scorer records the raise as a failed check."""
+    """A JSON-reading checker fails, with a reason, where the scorer's judge raises while reading
+    JSON (nested too deeply for Python's recursion limit, or a number too long for ``int()``): its
+    scorer records the raise as a failed check."""
 
     @functools.wraps(checker)
     def run(response: str, params: Mapping[str, Any]) -> Check:
@@ -246,6 +256,8 @@ def _fails_when_too_deep(checker):
             return checker(response, params)
         except RecursionError:
             return Check(False, "JSON nested too deeply to read (the scorer's judge errors here: a failed check)")
+        except _ScorerRaises as e:
+            return Check(False, f"JSON the scorer cannot read ({excerpt(str(e), 60)}; its judge errors here: a failed check)")
 
     return run
 
@@ -313,6 +325,8 @@ def _schema_value(schema: Any) -> tuple[Any, str | None]:
             parsed = _scorer_json(schema)
         except RecursionError:
             return None, "schema is nested too deeply to read"
+        except _ScorerRaises:
+            return None, "schema holds a number too long to read"
         if parsed is None:
             return None, "schema is a string but not valid JSON"
         schema = parsed
