@@ -13,7 +13,16 @@ one table on a held-out split (scenes never seen in training):
 - ``grpo``: GRPO with checklist rewards (``train/grpo.py recipes/tiny_world_grpo.yaml``);
 - ``dpo_grpo``: the same GRPO started from ``dpo_all``'s merged weights;
 - ``dpo_all_blanked``: the ``dpo_all`` run with the media removed from every training prompt (the
-  media ablation: the pixel-dependent rules can only improve through the pixels).
+  media ablation: the pixel-dependent rules can only improve through the pixels);
+- ``pixels_*``: the media ablation where it can show. The learnable default does not read its pixels
+  (its held-out pixel CPR is at chance and the same with the media blanked), so nothing visual can be
+  ablated on it. ``pixels_base`` is the pixel-reading build (``tiny-world-pixels``,
+  ``train/tiny_model.py`` ``pixel_reading_default``); ``pixels_dpo_grounding`` is DPO on its train
+  split's ``grounding`` pairs (rejected = the reference with the asked-about shape in a colour the
+  media do not show), ``..._blanked`` the same run with the media removed from the training prompts.
+  Besides the generated scores, the second table gives the held-out ``grounding`` pairs' mean margin
+  (log-prob of chosen minus rejected, nats) before and after: the pixel-dependent rules' preference,
+  where only the pixels decide.
 
 Columns: IPR, CPR micro, CPR macro (mean over constraint types), CPR per dimension and CPR over the
 pixel-dependent constraints, each with a 95% percentile-bootstrap interval over held-out items, and
@@ -52,7 +61,10 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-RUNS = ("base", "dpo_corrupted", "dpo_stripped", "dpo_on_policy", "dpo_all", "grpo", "dpo_grpo", "dpo_all_blanked")
+RUNS = ("base", "dpo_corrupted", "dpo_stripped", "dpo_on_policy", "dpo_all", "grpo", "dpo_grpo", "dpo_all_blanked",
+        "pixels_base", "pixels_dpo_grounding", "pixels_dpo_grounding_blanked")
+# The media ablation's runs: on the pixel-reading build, compared with its own base.
+PIXEL_RUNS = ("pixels_base", "pixels_dpo_grounding", "pixels_dpo_grounding_blanked")
 PAIR_KINDS = ("corrupted", "stripped", "on_policy")
 MEDIA = {"image_min_pixels": 4096, "image_max_pixels": 16384, "video_fps": 2.0, "video_min_frames": 4,
          "video_max_frames": 16, "video_min_pixels": 4096, "video_max_pixels": 16384}
@@ -276,9 +288,13 @@ def overrides(settings: dict[str, Any] | None) -> list[str]:
 
 
 def train_dpo(model: Path, pairs: Path, out: Path, logs: Path, name: str, args: argparse.Namespace,
-              merge: bool = False) -> Path:
+              merge: bool = False, eval_pairs: Path | None = None) -> Path:
+    """DPO (``recipes/tiny_world.yaml``) from ``model`` on ``pairs``; with ``eval_pairs``, TRL's DPO metrics on
+    them after training land in ``run_manifest.json`` (read by :func:`pair_margin`)."""
     inputs = {"model": weights_id(model), "pairs": file_hash(pairs / "pairs.jsonl"), "steps": args.dpo_steps,
               "merge": merge, "recipe": file_hash(REPO / "recipes" / "tiny_world.yaml")}
+    if eval_pairs is not None:  # (absent otherwise, so runs recorded before this key stay reusable)
+        inputs["eval_pairs"] = file_hash(eval_pairs / "pairs.jsonl")
     if reusable(out, inputs, "merged" if merge else "adapter_config.json"):
         return out
     cmd = [sys.executable, "train/dpo.py", "recipes/tiny_world.yaml", "--model_name_or_path", str(model),
@@ -286,9 +302,28 @@ def train_dpo(model: Path, pairs: Path, out: Path, logs: Path, name: str, args: 
            "--save_strategy", "no", "--ref_cache_dir", str(out / "ref_cache")]
     if merge:
         cmd += ["--merge_adapter", "true"]
+    if eval_pairs is not None:
+        cmd += ["--eval_pairs", str(eval_pairs)]
     sh(cmd, logs / f"train_{name}.log")
     stamp(out, inputs)
     return out
+
+
+def pair_margin(run: Path) -> dict[str, float]:
+    """A DPO run's held-out pair margins from its ``eval_pairs`` metrics (mean log-prob of chosen minus rejected,
+    nats, summed over each response's tokens): ``base`` under the starting weights, ``trained`` after,
+    ``gain`` = trained - base (TRL's ``rewards/margins`` over beta), ``accuracy`` = share of pairs whose
+    chosen side gained more (TRL's ``rewards/accuracies``)."""
+    manifest = json.loads((run / "run_manifest.json").read_text(encoding="utf-8"))
+    metrics = manifest["metrics"].get("eval")
+    if not metrics:
+        raise ValueError(f"{run}: no eval metrics in run_manifest.json (trained without eval_pairs?)")
+    import yaml
+
+    beta = float(yaml.safe_load((run / "recipe.resolved.yaml").read_text(encoding="utf-8"))["beta"])
+    trained = metrics["eval_logps/chosen"] - metrics["eval_logps/rejected"]
+    gain = metrics["eval_rewards/margins"] / beta
+    return {"base": trained - gain, "trained": trained, "gain": gain, "accuracy": metrics["eval_rewards/accuracies"]}
 
 
 def train_grpo(model: Path, items_path: Path, out: Path, logs: Path, name: str, args: argparse.Namespace,
@@ -328,8 +363,10 @@ def table(results: dict[str, dict[str, dict[str, float]]], columns: list[str]) -
     return "\n".join(lines)
 
 
-def targets(results: dict[str, dict[str, dict[str, float]]]) -> list[dict[str, Any]]:
+def targets(results: dict[str, dict[str, dict[str, float]]],
+            margins: dict[str, dict[str, float]] | None = None) -> list[dict[str, Any]]:
     """The issue's targets, checked on the table (held-out; intervals = the runs' own 95% intervals)."""
+    margins = margins or {}
     checks = []
     base = results.get("base")
 
@@ -344,6 +381,18 @@ def targets(results: dict[str, dict[str, dict[str, float]]]) -> list[dict[str, A
     gain("dpo_all", 10)
     gain("grpo", 10)
     gain("dpo_grpo", 15)
+    if "pixels_dpo_grounding" in margins and "pixels_dpo_grounding_blanked" in margins:
+        with_media = margins["pixels_dpo_grounding"]["gain"]
+        blanked = margins["pixels_dpo_grounding_blanked"]["gain"]
+        checks.append({"target": "pixel-dependent pair margin (held-out grounding pairs) gains with media, "
+                                 "blanked gain < 1/3 of it", "with_media": round(with_media, 2),
+                       "blanked": round(blanked, 2), "met": bool(with_media > 0 and blanked < with_media / 3)})
+    if "pixels_dpo_grounding" in results and "pixels_dpo_grounding_blanked" in results:
+        with_media = results["pixels_dpo_grounding"]["cpr_pixel"]["delta"]
+        blanked = results["pixels_dpo_grounding_blanked"]["cpr_pixel"]["delta"]
+        checks.append({"target": "pixel-reading build: generated pixel CPR gains with media, blanked gain < 1/3",
+                       "with_media": round(with_media, 1), "blanked": round(blanked, 1),
+                       "met": bool(with_media > 0 and blanked < with_media / 3)})
     if "dpo_all" in results and "dpo_all_blanked" in results:
         with_media = results["dpo_all"]["cpr_pixel"]["delta"]
         blanked = results["dpo_all_blanked"]["cpr_pixel"]["delta"]
@@ -373,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown run {bad[0]!r}; known: {', '.join(RUNS)}")
     if "base" not in runs:
         runs.insert(0, "base")
+    if any(r in PIXEL_RUNS for r in runs) and "pixels_base" not in runs:
+        runs.insert(runs.index(next(r for r in runs if r in PIXEL_RUNS)), "pixels_base")
     out = (REPO / args.out) if not Path(args.out).is_absolute() else Path(args.out)
     if args.fresh:
         shutil.rmtree(out, ignore_errors=True)
@@ -420,6 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     notes: dict[str, str] = {}
     for name in runs:
         run_dir = out / "runs" / name
+        if name in PIXEL_RUNS:
+            continue  # below, on the pixel-reading build
         if name == "base":
             evals[name] = evaluate(model, heldout_path, out / "eval" / name, logs, name)
             continue
@@ -438,24 +491,53 @@ def main(argv: list[str] | None = None) -> int:
             trained = train_grpo(dpo / "merged", train_path, run_dir, logs, name, args, settings=GRPO_AFTER_DPO)
         evals[name] = evaluate(trained, heldout_path, out / "eval" / name, logs, name)
 
-    base_scores = score_dir(heldout, evals["base"])
+    margins: dict[str, dict[str, float]] = {}
+    pixel_runs = [r for r in runs if r in PIXEL_RUNS]
+    if pixel_runs:
+        from ifpo.train.tiny_model import pixel_reading_default
+
+        print("== media ablation on the pixel-reading build (cached after the first build)", flush=True)
+        px_model = pixel_reading_default()
+        px_train = px_model.parent / "world" / "train.jsonl"
+        grounding = build_pairs(px_model, px_train, out / "pairs" / "pixels_grounding", logs, ["grounding"])
+        held_grounding = build_pairs(px_model, heldout_path, out / "pairs" / "heldout_grounding", logs, ["grounding"])
+        blanked = subset_pairs(grounding, out / "pairs" / "pixels_grounding_blanked", blank_media=True)
+        print(f"  grounding pairs: train {len(read_jsonl(grounding / 'pairs.jsonl'))}, "
+              f"held-out {len(read_jsonl(held_grounding / 'pairs.jsonl'))}", flush=True)
+        for name in pixel_runs:
+            if name == "pixels_base":
+                evals[name] = evaluate(px_model, heldout_path, out / "eval" / name, logs, name)
+                continue
+            trained = train_dpo(px_model, grounding if name == "pixels_dpo_grounding" else blanked,
+                                out / "runs" / name, logs, name, args, eval_pairs=held_grounding)
+            margins[name] = pair_margin(trained)
+            evals[name] = evaluate(trained, heldout_path, out / "eval" / name, logs, name)
+
+    scores = {name: score_dir(heldout, eval_dir) for name, eval_dir in evals.items()}
     results = {}
-    for name, eval_dir in evals.items():
-        scores = score_dir(heldout, eval_dir)
-        results[name] = bootstrap(scores, None if name == "base" else base_scores)
+    for name in evals:
+        base = "pixels_base" if name in PIXEL_RUNS else "base"
+        results[name] = bootstrap(scores[name], None if name == base else scores[base])
+    base_scores = scores["base"]
     columns = ["ipr", "cpr_micro", "cpr_macro"] + [f"cpr_{d}" for d in base_scores["dims"]] + ["cpr_pixel"]
     print()
     print(f"held-out efficacy ({len(heldout)} items; value [95% bootstrap interval] and change vs base, points)")
     print(table(results, columns))
     for name, why in notes.items():
         print(f"  {name}: skipped, {why}")
-    checks = targets(results)
+    if margins:
+        print("\nmedia ablation: held-out grounding pairs' mean margin (chosen - rejected log-prob, nats); "
+              "pixels_* rows above change vs pixels_base")
+        print(f"  {'run':<30} {'before':>7} {'after':>7} {'gain':>7} {'chosen gained more':>19}")
+        for name, m in margins.items():
+            print(f"  {name:<30} {m['base']:7.2f} {m['trained']:7.2f} {m['gain']:+7.2f} {m['accuracy']:19.3f}")
+    checks = targets(results, margins)
     for c in checks:
         print(f"  target {'met' if c['met'] else 'NOT met'}: {c}")
     summary = {"heldout": str(heldout_path), "n_heldout": len(heldout), "n_train_items": len(train_items),
                "model": str(model), "model_weights": weights_id(model), "dpo_steps": args.dpo_steps,
                "grpo_steps": args.grpo_steps, "grpo_after_dpo": GRPO_AFTER_DPO,
-               "results": results, "skipped": notes, "targets": checks,
+               "results": results, "pair_margins": margins, "skipped": notes, "targets": checks,
                "seconds": round(time.perf_counter() - started, 1)}
     (out / "efficacy.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {out / 'efficacy.json'} in {summary['seconds']:.0f}s")

@@ -19,6 +19,9 @@ the verifier suite (``ifpo.verifiers.checklist``), so no manual revision is need
 - ``on_policy`` (opt-in: k generations per item): the policy samples ``on_policy_k`` answers, the
   verifiers score each, and the best (fully compliant, else highest CPR) is paired against the
   lowest-CPR ones; ties and all-equal groups are discarded (``data_builders/onpolicy.py``).
+- ``grounding`` (opt-in, synthetic-world items): rejected = the reference as if the shape a colour rule
+  asks about had a colour the media do not show (``world.recoloured_reference``; the colour list stays
+  sorted), one pair per such rule. Only the pixels tell the two apart: the pairs of a media ablation.
 
 Discarded candidates are counted by reason. Output in DIR: ``pairs.jsonl`` and ``dataset/`` (HF
 ``save_to_disk``) in TRL's conversational preference format with a ``meta`` column, ``report.json``,
@@ -50,10 +53,11 @@ from ifpo.verifiers.checklist import ChecklistEvaluator, ItemResult
 from ifpo.verifiers.text import count_words
 
 BUILDER_VERSION = "1"
-KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order", "on_policy")
-# on_policy samples on_policy_k answers per item, so it is built only when asked for.
+KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order", "on_policy", "grounding")
+# on_policy samples on_policy_k answers per item, so it is built only when asked for; grounding needs the
+# synthetic world's scene facts.
 DEFAULT_KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order")
-_NEEDS_CHOSEN = ("corrupted", "stripped", "misaligned", "option_order")
+_NEEDS_CHOSEN = ("corrupted", "stripped", "misaligned", "option_order", "grounding")
 
 
 @dataclass
@@ -463,6 +467,33 @@ class PairBuilder:
             return []
         return [self.pair(item, "option_order", item_messages(item, instruction=text), chosen, answer, chosen_res, res)]
 
+    def grounding(self, item, chosen, chosen_res, discards) -> list[dict[str, Any]]:
+        from ifpo.data_builders.sample_benchmark.world import recoloured_reference, world_response
+        from ifpo.verifiers.generation import item_messages
+
+        if not (item.get("world") or {}).get("scene"):
+            discards["grounding:no_scene_facts"] += 1
+            return []
+        if chosen != world_response(item):
+            discards["grounding:chosen_is_not_the_world_reference"] += 1
+            return []
+        rng = self.rng(item["id"], "grounding")
+        base = {v.constraint_id: v.passed for v in chosen_res.verdicts}
+        rewrites = [(c, recoloured_reference(item, c["id"], rng)) for c in item["constraints"]]
+        rewrites = [(c, text) for c, text in rewrites if text is not None]
+        if not rewrites:
+            discards["grounding:no_colour_rule"] += 1
+        pairs = []
+        for c, rejected in rewrites:
+            res = self.evaluate(item, rejected)
+            now = {v.constraint_id: v.passed for v in res.verdicts}
+            if now[c["id"]] is not False or any(now[k] != base[k] for k in now if k != c["id"]):
+                discards["grounding:not_exactly_its_rule_broken"] += 1
+                continue
+            pairs.append(self.pair(item, "grounding", item_messages(item), chosen, rejected, chosen_res, res,
+                                   corrupted_constraint=c["id"], corrupted_type=c["type"]))
+        return pairs
+
     def build_item(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """All pairs of one item plus discard counts (JSON-able: one journal line)."""
         discards: Counter = Counter()
@@ -484,6 +515,8 @@ class PairBuilder:
                 pairs += self.misaligned(item, chosen, chosen_res, discards)
             if "option_order" in kinds and item.get("structure") in ("selection", "nested") and item.get("branches"):
                 pairs += self.option_order(item, chosen, chosen_res, discards)
+            if "grounding" in kinds:
+                pairs += self.grounding(item, chosen, chosen_res, discards)
         if "on_policy" in kinds:
             from ifpo.data_builders.onpolicy import on_policy_pairs
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -253,3 +254,35 @@ def test_length_match_drops_unbalanced_pairs(tmp_path, built):
         c, r = count_words(_text(p["chosen"])), count_words(_text(p["rejected"]))
         assert abs(r - c) / c <= 0.1
     assert matched["discards"]["length_match:outside_tolerance"] == len(pairs) - len(kept) > 0
+
+
+def test_grounding_pairs_differ_only_in_a_colour_the_media_do_not_show(tmp_path):
+    # World items get one pair per colour rule; items without scene facts, or whose chosen is not the world's
+    # reference, get none and are counted by reason. Every pair is re-verified: its rule fails, nothing else.
+    from ifpo.data_builders.sample_benchmark.world import make_items
+
+    world = [i for i, _ in make_items(30, "train", seed=4)]
+    # a reference written by someone else (here: the scene facts say another shape): still compliant, no pair
+    scene = world[1]["world"]["scene"]
+    objs = [dict(scene["objects"][0], shape="heart" if scene["objects"][0]["shape"] != "heart" else "star")]
+    edited = dict(world[1], world={**world[1]["world"], "scene": {**scene, "objects": objs + scene["objects"][1:]}})
+    plain = ITEMS[0]
+    items = [world[0], edited, plain] + world[2:]
+    report = build_pairs(items, tmp_path / "g", BuildConfig(kinds=["grounding"]), media_root=tmp_path, progress=False)
+    pairs = [json.loads(line) for line in (tmp_path / "g" / "pairs.jsonl").read_text().splitlines()]
+    rules = sum(r in ("first_color", "last_color") for i in [world[0]] + world[2:] for r in i["world"]["roles"].values())
+    assert report["by_kind"] == {"grounding": rules} and rules > 10
+    assert report["discards"]["grounding:no_scene_facts"] == 1
+    assert report["discards"]["grounding:chosen_is_not_the_world_reference"] == 1
+    by_id = {i["id"]: i for i in items}
+    evaluator = ChecklistEvaluator(None)
+    for p in pairs:
+        item = by_id[p["meta"]["item_id"]]
+        target = p["meta"]["corrupted_constraint"]
+        assert item["world"]["roles"][target] in ("first_color", "last_color")
+        verdicts = {v.constraint_id: v.passed for v in evaluator.evaluate(item, _text(p["rejected"])).verdicts}
+        assert verdicts == {c: c != target for c in verdicts}
+        shown = {o["color"] for o in item["world"]["scene"]["objects"]}
+        words = [set(re.findall(r"[a-z]+", _text(p[side]).lower())) for side in ("rejected", "chosen")]
+        new = words[0] - words[1]
+        assert len(new) == 1 and not new & shown, (new, shown)

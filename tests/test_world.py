@@ -11,6 +11,7 @@ from ifpo.data_builders.sample_benchmark.world import (
     PIXEL_ROLES,
     ROLES,
     make_items,
+    recoloured_reference,
     scene_split,
     world_response,
     write_world,
@@ -91,6 +92,33 @@ def test_pixel_rules_fail_by_a_wrong_fact_not_by_omission():
             bad = world_response(item, {cid: False})
             good = world_response(item, {cid: True})
             assert len(bad.split()) == len(good.split()) and bad != good
+
+
+def test_recoloured_reference_breaks_only_its_colour_rule_and_hides_in_a_sorted_list():
+    # The grounding pairs' rejected side: a colour the media do not show, for the shape the rule asks
+    # about, and nothing else changed; the colour list stays sorted, so the text cannot tell which is true.
+    import random
+    import re
+
+    evaluator = ChecklistEvaluator(None)
+    seen = {"first_color": 0, "last_color": 0, "none": 0}
+    for item in [i for i, _ in make_items(120, "train", seed=2)]:
+        assert item["reference_response"] == world_response(item)
+        shown = {o["color"] for o in item["world"]["scene"]["objects"]}
+        for cid, role in item["world"]["roles"].items():
+            text = recoloured_reference(item, cid, random.Random(0))
+            if role not in ("first_color", "last_color"):
+                assert text is None
+                seen["none"] += 1
+                continue
+            seen[role] += 1
+            verdicts = {v.constraint_id: v.passed for v in evaluator.evaluate(item, text).verdicts}
+            assert verdicts == {c: c != cid for c in verdicts}, (item["id"], cid, text)
+            listed = re.search(r"colours are ([^.]+)\.", text, flags=re.I).group(1)
+            names = [w for w in re.split(r",? and |, ", listed)]
+            assert names == sorted(names) and len(set(names) - shown) == 1, (listed, shown)
+            assert len(text.split()) == len(item["reference_response"].split())
+    assert min(seen.values()) > 20, seen
 
 
 def test_bundled_heldout_split_is_current():

@@ -1,6 +1,6 @@
 """Qwen3-VL model, processor and LoRA loading for the trainers.
 
-``model_name_or_path`` takes three forms:
+``model_name_or_path`` takes these forms:
 
 - a hub id or a local directory (``Qwen/Qwen3-VL-8B-Instruct``, ``runs/sft/checkpoint-500``): loaded with
   ``AutoModelForImageTextToText`` / ``AutoProcessor``; a hub id is the only way anything is downloaded;
@@ -8,6 +8,7 @@
   ``OUTPUT_DIR/tiny-model`` on first use (seed ``tiny_seed``) and reused afterwards;
 - ``tiny-world``: the learnable default (``train/tiny_model.py`` ``learnable_default``): a larger tiny
   Qwen3-VL warm-started on the synthetic world's train split, built once into a cache and reused;
+  ``tiny-world-pixels``: its pixel-reading build (``pixel_reading_default``), the model of the media ablation;
 - ``random:CONFIG.json``: a randomly initialised model of the shape in ``CONFIG.json`` (e.g.
   ``bench/configs/qwen3vl_8b.json``) with the tiny model's tokenizer and processor, for speed and memory
   measurements without hub weights. The config's vision token ids are re-pointed at that tokenizer.
@@ -104,14 +105,14 @@ def load_processor_and_model(recipe, args) -> tuple[Any, Any]:
 
     dtype = torch_dtype(recipe.dtype, bf16=args.bf16, fp16=args.fp16)
     source = recipe.model_name_or_path
-    if source == "tiny-world":
-        # The learnable default: warm-started on the synthetic world, built once and cached
-        # (train/tiny_model.py learnable_default; IFPO_LEARNABLE_CACHE overrides the cache folder).
+    if source in ("tiny-world", "tiny-world-pixels"):
+        # The learnable default (or its pixel-reading build): warm-started on the synthetic world, built once
+        # and cached (train/tiny_model.py; IFPO_LEARNABLE_CACHE overrides the cache folder).
         from accelerate import PartialState
-        from ifpo.train.tiny_model import learnable_default
+        from ifpo.train.tiny_model import learnable_default, pixel_reading_default
 
         with PartialState().main_process_first():
-            source = str(learnable_default())
+            source = str(learnable_default() if source == "tiny-world" else pixel_reading_default())
     if source == "tiny" or source.startswith("random:"):
         tiny = tiny_model_dir(args.output_dir, recipe.tiny_seed)
         processor = AutoProcessor.from_pretrained(tiny)

@@ -76,6 +76,15 @@ class SFTRecipe:
     max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping"})
     logging_steps: int = field(default=20, metadata={"help": "log the mean loss every N steps"})
     seed: int = field(default=0, metadata={"help": "shuffling, world_partial draws and init seed"})
+    vision_warmup_steps: int = field(
+        default=0,
+        metadata={"help": "steps of a vision-alignment stage before the SFT (0: none; the pixel-reading default uses it): "
+                  "synthetic one-colour images, then single shapes, answered with their colour or shape word. A "
+                  "randomly initialised tiny model needs it to start reading its image tokens at all"})
+    vision_qa_share: float = field(
+        default=0.0,
+        metadata={"help": "world_partial: share of each SFT batch given to short questions about the items' media "
+                  "(first/last shape's colour, number of shapes; true answers), so the warm start reads them"})
     threads: int | None = field(default=None, metadata={"help": "torch CPU threads (default: torch's choice)"})
     # media budgets (same keys as the DPO/GRPO recipes)
     image_min_pixels: int = field(default=4096, metadata={"help": "images are upscaled to at least this"})
@@ -91,6 +100,12 @@ class SFTRecipe:
             raise ValueError(f"responses must be one of {list(RESPONSES)}, got {self.responses!r}")
         if not 0.0 <= self.obey_rate <= 1.0:
             raise ValueError(f"obey_rate must be in [0, 1], got {self.obey_rate}")
+        if not 0.0 <= self.vision_qa_share < 1.0:
+            raise ValueError(f"vision_qa_share must be in [0, 1), got {self.vision_qa_share}")
+        if self.vision_qa_share and self.responses != "world_partial":
+            raise ValueError("vision_qa_share needs responses: world_partial (questions about world items' media)")
+        if self.vision_warmup_steps < 0:
+            raise ValueError(f"vision_warmup_steps must be >= 0, got {self.vision_warmup_steps}")
         for name in ("per_device_train_batch_size", "logging_steps", "lora_r"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
@@ -197,6 +212,26 @@ def encode_examples(items: list[dict], responses: list[str], processor, media: d
     return examples
 
 
+def encode_alignment(n: int, processor, seed: int) -> list[dict]:
+    """The vision-alignment examples (``world.alignment_examples``): image + question -> one word + ``<|im_end|>``."""
+    import torch
+    from ifpo.data_builders.sample_benchmark.world import alignment_examples
+
+    tok = processor.tokenizer
+    end = tok("<|im_end|>", add_special_tokens=False)["input_ids"]
+    out = []
+    for image, question, answer in alignment_examples(n, seed):
+        messages = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": question}]}]
+        enc = processor.apply_chat_template(messages, tokenize=True, return_dict=True, return_tensors="pt",
+                                            add_generation_prompt=True)
+        prompt = enc["input_ids"][0]
+        target = torch.tensor(tok(answer, add_special_tokens=False)["input_ids"] + end, dtype=torch.long)
+        out.append({"input_ids": torch.cat([prompt, target]), "labels": torch.cat([torch.full_like(prompt, -100), target]),
+                    "mm_token_type_ids": torch.cat([enc["mm_token_type_ids"][0], torch.zeros_like(target)]),
+                    "pixel_values": enc["pixel_values"], "image_grid_thw": enc["image_grid_thw"]})
+    return out
+
+
 def collate(batch: list[dict], pad_id: int) -> dict:
     import torch
 
@@ -224,6 +259,19 @@ def collate(batch: list[dict], pad_id: int) -> dict:
 # --------------------------------------------------------------------------------------------
 # training
 # --------------------------------------------------------------------------------------------
+
+
+def example_mean_loss(model, batch: dict):
+    """Cross-entropy averaged per example, then over the batch: a one-word answer weighs as much as a
+    forty-token description (a token mean would give the short pixel questions almost no weight)."""
+    import torch
+
+    labels = batch.pop("labels")
+    logits = model(**batch).logits[:, :-1].float()
+    target = labels[:, 1:]
+    nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), target.clamp(min=0), reduction="none")
+    mask = (target != -100).float()
+    return ((nll * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
 
 
 def load_model(recipe: SFTRecipe):
@@ -272,6 +320,24 @@ def train(recipe: SFTRecipe) -> dict[str, Any]:
     media_root = Path(recipe.media_root) if recipe.media_root else items_path.parent
     t0 = time.perf_counter()
     examples = encode_examples(items, responses, processor, recipe.media(), media_root)
+    bs = recipe.per_device_train_batch_size
+    alignment = encode_alignment(recipe.vision_warmup_steps * bs, processor, recipe.seed)
+    questions: list[dict] = []
+    if recipe.vision_qa_share:
+        from ifpo.data_builders.sample_benchmark.world import pixel_questions
+
+        # One question per item, the three kinds in turn (each encode decodes the media again).
+        asked = [(dict(item, instruction=pixel_questions(item)[k % 3][0]), pixel_questions(item)[k % 3][1])
+                 for k, item in enumerate(items)]
+        questions = encode_examples([i for i, _ in asked], [a for _, a in asked], processor, recipe.media(), media_root)
+    if questions and alignment:
+        # Stage 1 ends on the world's own media: the same number of steps again on their pixel questions.
+        alignment = alignment + [questions[(k * 7919) % len(questions)] for k in range(len(alignment))]
+    n_questions = round(bs * recipe.vision_qa_share) if questions else 0
+    # With a warm-up stage, half the question share keeps its easy examples in the batch (else the long
+    # descriptions wash out what it taught).
+    n_align = n_questions // 2 if alignment else 0
+    n_questions -= n_align
     encode_s = time.perf_counter() - t0
     if recipe.use_lora:
         from ifpo.train.model import LANGUAGE_TARGETS
@@ -281,7 +347,33 @@ def train(recipe: SFTRecipe) -> dict[str, Any]:
             r=recipe.lora_r, lora_alpha=recipe.lora_alpha, bias="none", task_type="CAUSAL_LM",
             target_modules=rf".*\.language_model\.layers\.\d+\..*\.({'|'.join(LANGUAGE_TARGETS)})"))
     model.train()
-    bs = recipe.per_device_train_batch_size
+    pad_id = processor.tokenizer.pad_token_id
+    log = (out / "log_history.jsonl").open("w", encoding="utf-8")
+    t1 = time.perf_counter()
+    if alignment:
+        # Stage 1, in order (one-colour images first): constant rate after a short ramp, its own optimizer.
+        params = [p for p in model.parameters() if p.requires_grad]
+        optim = torch.optim.AdamW(params, lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
+        ramp = max(1, recipe.vision_warmup_steps // 10)
+        sched = torch.optim.lr_scheduler.LambdaLR(optim, lambda s: min(1.0, (s + 1) / ramp))
+        running = 0.0
+        warmup_steps = len(alignment) // bs
+        for step in range(1, warmup_steps + 1):
+            loss = example_mean_loss(model, collate(alignment[(step - 1) * bs: step * bs], pad_id))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, recipe.max_grad_norm)
+            optim.step()
+            sched.step()
+            optim.zero_grad(set_to_none=True)
+            running += float(loss.detach())
+            if step % recipe.logging_steps == 0 or step == warmup_steps:
+                n = step % recipe.logging_steps or recipe.logging_steps
+                entry = {"stage": "vision_warmup", "step": step, "loss": running / n,
+                         "elapsed_s": round(time.perf_counter() - t1, 1)}
+                log.write(json.dumps(entry) + "\n")
+                log.flush()
+                logger.info("vision warm-up step %d/%d loss %.4f", step, warmup_steps, entry["loss"])
+                running = 0.0
     steps_per_epoch = math.ceil(len(examples) / bs)
     total = recipe.max_steps or max(1, math.ceil(steps_per_epoch * recipe.num_train_epochs))
     params = [p for p in model.parameters() if p.requires_grad]
@@ -295,18 +387,27 @@ def train(recipe: SFTRecipe) -> dict[str, Any]:
 
     sched = torch.optim.lr_scheduler.LambdaLR(optim, lr_at)
     rng = random.Random(recipe.seed)
-    pad_id = processor.tokenizer.pad_token_id
-    log = (out / "log_history.jsonl").open("w", encoding="utf-8")
     order: list[int] = []
+    q_order: list[int] = []
     running, count, step = 0.0, 0, 0
-    t1 = time.perf_counter()
     while step < total:
         if not order:
             order = list(range(len(examples)))
             rng.shuffle(order)
-        batch = [examples[i] for i in order[:bs]]
-        del order[:bs]
-        loss = model(**collate(batch, pad_id)).loss
+        batch = [examples[i] for i in order[:bs - n_questions - n_align]]
+        del order[:bs - n_questions - n_align]
+        if n_align:
+            batch += [alignment[(step * n_align + j) % len(alignment)] for j in range(n_align)]
+        if n_questions:
+            if len(q_order) < n_questions:
+                q_order = list(range(len(questions)))
+                rng.shuffle(q_order)
+            batch += [questions[i] for i in q_order[:n_questions]]
+            del q_order[:n_questions]
+        # Mixed batches (pixel questions, warm-up examples) average the loss per example, so a one-word
+        # answer is not drowned by the descriptions; plain SFT keeps the token mean it was measured with.
+        collated = collate(batch, pad_id)
+        loss = example_mean_loss(model, collated) if n_questions or n_align else model(**collated).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, recipe.max_grad_norm)
         optim.step()

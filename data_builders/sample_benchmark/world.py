@@ -329,10 +329,79 @@ def write_world(out: str | Path, n: int, split: str, seed: int = 0) -> Path:
     return path
 
 
+def pixel_questions(item: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Short questions about a world item's media and their true one-word answers (instruction, answer).
+
+    The facts behind the pixel-dependent rules, asked without the description around them: the first /
+    last shape's colour and the number of shapes. ``train/sft.py`` mixes them into the warm start
+    (``vision_qa_share``) so the model learns to read them from the pixels; the descriptions it is
+    trained on still state them only as partly as before.
+    """
+    scene = item["world"]["scene"]
+    objs = scene["objects"]
+    first, last = ("appears first", "appears last") if scene["kind"] == "video" else ("is leftmost", "is rightmost")
+    # Worded as the descriptions word them, so the answers use the same tokens (" red", " three").
+    return [(f"What colour is the shape that {first}?", f"It is {objs[0]['color']}."),
+            (f"What colour is the shape that {last}?", f"It is {objs[-1]['color']}."),
+            ("How many shapes are there?", f"There are {_NUMBER[len(objs)]} shapes.")]
+
+
+def alignment_examples(n: int, seed: int = 0, flat_share: float = 0.4) -> list[tuple[Image.Image, str, str]]:
+    """``n`` (image, question, answer) triples that teach a randomly initialised model to read its image tokens.
+
+    The first ``flat_share`` of them are images filled with one palette colour ("What colour is the
+    image?" -> "red"); the rest one world-sized shape on white in a random grid cell, asked for its
+    colour or its shape. A from-scratch tiny VLM trained on the world's descriptions alone never starts
+    attending to the one or two image tokens a small shape covers (its loss falls on the text, its
+    output is the same with the media blanked); colour spread over every image token is read within
+    a few dozen steps, and once it is, the single shapes follow quickly (``train/sft.py``
+    ``vision_warmup_steps``). Deterministic per ``seed``; kept in this order (flat ones first).
+    """
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    rng = np.random.default_rng([seed, 7])
+    colors, cells = list(PALETTE), [p for r in _ROWS for p in r]
+    out = []
+    for k in range(n):
+        color = colors[int(rng.integers(0, len(colors)))]
+        if k < round(n * flat_share):
+            out.append((Image.new("RGB", IMAGE_SIZE, PALETTE[color]), "What colour is the image?", f"It is {color}."))
+            continue
+        shape = str(SHAPES[int(rng.integers(0, len(SHAPES)))])
+        img = Image.new("RGB", IMAGE_SIZE, BACKGROUND_RGB)
+        cx, cy = position_center(cells[int(rng.integers(0, len(cells)))], *IMAGE_SIZE)
+        _draw_shape(ImageDraw.Draw(img), shape, color, cx, cy, IMAGE_RADIUS)
+        if rng.random() < 0.5:
+            out.append((img, "What colour is the shape?", f"It is {color}."))
+        else:
+            out.append((img, "What shape is it?", f"It is a {shape}."))
+    return out
+
+
+def recoloured_reference(item: Mapping[str, Any], cid: str, rng: Any) -> str | None:
+    """The reference response of ``item`` as if the shape that colour rule ``cid`` asks about had a colour
+    the media do not show (drawn with ``rng.choice``); None when ``cid`` is not such a rule.
+
+    Everything else stays (layout, the other colours, the rules' phrasing); the colour list is still
+    sorted, so the text alone cannot tell the two apart: only the pixels say which colours are there.
+    This is the rejected side of the ``grounding`` pair kind (``data_builders/build.py``).
+    """
+    world = item.get("world") or {}
+    role = (world.get("roles") or {}).get(cid)
+    if role not in ("first_color", "last_color"):
+        return None
+    objs = [dict(o) for o in world["scene"]["objects"]]
+    shown = {o["color"] for o in objs}
+    target = objs[0] if role == "first_color" else objs[-1]
+    target["color"] = rng.choice(sorted(c for c in PALETTE if c not in shown))
+    return world_response({**item, "world": {**world, "scene": {**world["scene"], "objects": objs}}})
+
+
 def pixel_constraint_ids(item: Mapping[str, Any]) -> list[str]:
     """Ids of the item's constraints that need the media (empty for items not from this world)."""
     return list((item.get("world") or {}).get("pixel_dependent") or [])
 
 
-__all__ = ["CLOSINGS", "OPENINGS", "PIXEL_ROLES", "ROLES", "SPLITS", "make_items", "pixel_constraint_ids",
-           "scene_split", "verify", "world_response", "write_world"]
+__all__ = ["CLOSINGS", "OPENINGS", "PIXEL_ROLES", "ROLES", "SPLITS", "alignment_examples", "make_items",
+           "pixel_constraint_ids", "pixel_questions", "recoloured_reference", "scene_split", "verify", "world_response",
+           "write_world"]
