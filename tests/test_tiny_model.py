@@ -294,3 +294,13 @@ def test_cli_refuses_a_file_and_is_routed_by_ifpo(tmp_path, capsys):
     a_file.write_text("x")
     assert main(["tiny-model", "--out", str(a_file)]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_cli_pixel_reading_needs_learnable_and_names_its_own_cache(capsys):
+    from ifpo.train.tiny_model import PIXEL_READING_BUILD, PIXEL_READING_VERSION, cli_main, learnable_key
+
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["--pixel-reading"])
+    assert exc.value.code == 2 and "--pixel-reading needs --learnable" in capsys.readouterr().err
+    # its own cache entry: building it never replaces (or is mistaken for) the learnable default
+    assert learnable_key(PIXEL_READING_BUILD, PIXEL_READING_VERSION) != learnable_key()

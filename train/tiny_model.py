@@ -763,7 +763,8 @@ def _learnable_cli(args: argparse.Namespace) -> int:
     # The first build takes minutes: show the SFT's progress on stderr (stdout carries only the path).
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     try:
-        path = learnable_default(rebuild=args.force and args.out is None)
+        rebuild = args.force and args.out is None
+        path = pixel_reading_default(rebuild=rebuild) if args.pixel_reading else learnable_default(rebuild=rebuild)
     except (ValueError, OSError) as exc:
         print(f"ifpo tiny-model: cannot build the learnable default: {exc}", file=sys.stderr)
         return 1
@@ -792,11 +793,18 @@ def cli_main(argv: list[str]) -> int:
         f"once into a cache (${LEARNABLE_CACHE_ENV}, else ~/.cache/ifpo/learnable-default) and reused; prints its "
         "folder (and copies it to --out when given)",
     )
+    parser.add_argument(
+        "--pixel-reading", action="store_true",
+        help="with --learnable: its pixel-reading build (vision warm-up first; the media ablation's model, "
+        "model_name_or_path: tiny-world-pixels), cached the same way",
+    )
     parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed (default 0)")
     parser.add_argument(
         "--force", action="store_true", help="write into a non-empty directory, replacing same-named files"
     )
     args = parser.parse_args(argv)
+    if args.pixel_reading and not args.learnable:
+        parser.error("--pixel-reading needs --learnable")
     if args.learnable:
         return _learnable_cli(args)
     if args.out is None:
