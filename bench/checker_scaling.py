@@ -101,6 +101,15 @@ VARIANTS = {
         "several values, partial match": {"allowed_patterns": [r"\d+\.\d s"], "allowed_values": ["top"],
                                           "require_full_match": False, "allow_multiple": True},
     },
+    # a paragraph as the reference (the spec-made params' one word has no trigram): the prose shape
+    # shares some of its trigrams, the other shapes none
+    "ratio:overlap": {
+        "paragraph reference": {"percentage": 10, "reference_text": (
+            "The camera pans slowly across a quiet harbour at dawn. Fishing boats rock against the pier "
+            "while gulls circle overhead, and a red circle of light moves right across the water. Later, a "
+            "blue square sign stays still above the market, where traders set out crates of fish, bread "
+            "and fruit before the first customers arrive.")},
+    },
 }
 
 

@@ -444,6 +444,74 @@ def test_trigram_overlap_counts_equal_the_trigram_sets(monkeypatch, numpy_min):
     assert ifbench._trigram_overlap(["p", "q", "r"], ["p", "r", "z"]) == (1, 0)
 
 
+# Texts where a trigram's tokens come from other text than their own: quotes turned into `` and '',
+# whitespace the patterns keep inside a chunk (U+001C-U+001F), trigrams across sentences, tokens that
+# touch (clitics, contractions, brackets), a token inside a longer run of its characters.
+_OVERLAP_HAND_PICKED = [
+    'He said "no way" twice.', "a ''quoted'' b and ``this'' too", "(\"x\") [''y''] {``z``}",
+    "a\x1cb c\x1dd e\x1ff", "One. Two. Three? Four! five", "They'll've can't gonna cannot 'tis d'ye more'n",
+    "x(y)z [a]{b}<c>", "aaa aa aa b", "--- -- - ... .. . !? ?!", "\"\" '' `` ` ''' ``` \"''\"",
+    "1,000 3.14 a, b: c; d@e#f$g%h&i", "\u201cq\u201d \u2018r\u2019 \u00abs\u00bb t\u2014u",
+    "end.) \"end.\" end.' next", "\t a \n\n b \xa0 c \u3000 d",
+]
+
+
+def test_overlap_prefilter_never_misses_a_shared_trigram(monkeypatch):
+    """_shares_no_trigram says "none shared" only when none is: every run of three or more of a text's
+    own tokens, as the reference, is found, on hand-picked texts and fuzzed Treebank strings; and where
+    it says so for an unrelated reference, the sets of trigrams indeed share nothing."""
+    import random
+
+    from ifpo.verifiers.rules import ifbench
+    from ifpo.verifiers.text import punkt_sentences, word_tokenize
+
+    identity = bench_modules.load("treebank_identity")
+    monkeypatch.setattr(ifbench, "_OVERLAP_PREFILTER_MIN", 0)
+    rng = random.Random(21)
+    texts = _OVERLAP_HAND_PICKED + [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 10)))
+                                    for _ in range(600)]
+    found = said_none = 0
+    for text in texts:
+        tokens, sentences = word_tokenize(text), punkt_sentences(text)
+        grams = set(zip(tokens, tokens[1:], tokens[2:]))
+        starts = range(max(len(tokens) - 2, 0))
+        # trigrams of the text, in runs of 3-5 tokens: all of a hand-picked text's, 12 of a fuzzed one's
+        for a in starts if text in _OVERLAP_HAND_PICKED else rng.sample(starts, min(12, len(starts))):
+            found += 1
+            assert not ifbench._shares_no_trigram(sentences, tokens[a : a + rng.randint(3, 5)]), (text, a)
+        other = word_tokenize(identity.random_string(rng) + " " + rng.choice(texts))
+        if ifbench._shares_no_trigram(sentences, other):
+            said_none += 1
+            assert grams and not grams & set(zip(other, other[1:], other[2:])), (text, other)
+    assert found > 4000 and said_none > 200, (found, said_none)
+
+
+def test_overlap_with_the_prefilter_equals_the_former_checker(monkeypatch):
+    """ratio:overlap with the prefilter on for any length: the former checker's verdict and message, on
+    texts that share all, some or none of the reference's trigrams; the prefilter decides many of them."""
+    import random
+
+    from ifpo.verifiers.rules import ifbench
+
+    identity = bench_modules.load("treebank_identity")
+    monkeypatch.setattr(ifbench, "_OVERLAP_PREFILTER_MIN", 0)
+    calls = []
+    prefilter = ifbench._shares_no_trigram
+    monkeypatch.setattr(ifbench, "_shares_no_trigram", lambda s, r: calls.append(prefilter(s, r)) or calls[-1])
+    overlap = REGISTRY.get("ratio:overlap")
+    rng = random.Random(22)
+    texts = _OVERLAP_HAND_PICKED + _long_word_texts(30, 5) + _random_word_texts(100, 6)
+    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 10))) for _ in range(150)]
+    for i, text in enumerate(texts):
+        if not text.strip():  # an empty response is failed before the checker runs
+            continue
+        for reference in (texts[i - 1], text, text[: len(text) // 2], "x y", "a ''b'' c"):
+            for percentage in (0, 40):
+                got = tuple(run_checker(overlap, text, {"reference_text": reference, "percentage": percentage}))
+                assert got == _former_overlap(text, reference, percentage), (text, reference)
+    assert calls.count(True) > 250 and calls.count(False) > 250, (calls.count(True), calls.count(False))
+
+
 def test_pronouns_from_the_chunks_that_can_hold_one_equal_the_full_token_count(monkeypatch):
     """count:pronouns tokenizes only the chunks with a pronoun-like run of letters (on text of mostly
     new chunks): the same count and message as the loop over every token, on texts full of

@@ -40,6 +40,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+import regex
 from ifpo.verifiers import _treebank
 from ifpo.verifiers.registry import (
     Check,
@@ -357,10 +358,15 @@ def overlap(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     ... {'reference_text': 'the cat sat on the mat', 'percentage': 100}).passed
     True
     """
-    distinct, shared = _trigram_overlap(word_tokenize(response), word_tokenize(p["reference_text"]))
-    if not distinct:
-        return False, "no trigrams"
-    share = 100 * shared / distinct
+    reference = word_tokenize(p["reference_text"])
+    sentences = punkt_sentences(response)
+    if _shares_no_trigram(sentences, reference):
+        share = 0.0  # 0 shared of at least one distinct trigram, whatever their number
+    else:
+        distinct, shared = _trigram_overlap(_treebank.tokenize_sentences(sentences), reference)
+        if not distinct:
+            return False, "no trigrams"
+        share = 100 * shared / distinct
     return p["percentage"] - 2 <= share <= p["percentage"] + 2, f"{share:.1f}% trigram overlap, expected {p['percentage']}±2%"
 
 
@@ -368,6 +374,75 @@ def overlap(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 # less than numpy's set-up); up to _TRIGRAM_IDS_MAX tokens, so that three ids fit one int64.
 _TRIGRAM_NUMPY_MIN = 20_000
 _TRIGRAM_IDS_MAX = 2_000_000
+
+
+# From this many characters of sentences, ratio:overlap first looks for the reference's trigrams in the
+# text itself (below, tokenizing costs little).
+_OVERLAP_PREFILTER_MIN = 20_000
+# What may stand between two tokens in the text they came from: the regex engine's whitespace and the
+# four characters that only str.split() calls whitespace (skipped forwards, and backwards).
+_BETWEEN_TOKENS = regex.compile(r"[\s\x1c-\x1f]*")
+_BETWEEN_TOKENS_BACK = regex.compile(r"(?r)[\s\x1c-\x1f]*")
+# A token and the texts it may come from: the Treebank tokenizer only puts in spaces, turns whitespace
+# into spaces and turns quotes into `` (from ", '' or ``) and '' (from " or ''); every other token is
+# its own text. (No source starts or ends with whitespace, and a quote token's sources differ in their
+# first and in their last character: at most one fits at a place, so the check needs no backtracking.)
+_TOKEN_SOURCES = {"``": ('"', "''", "``"), "''": ('"', "''")}
+
+
+def _shares_no_trigram(sentences: list[str], reference: list[str]) -> bool:
+    """True when the tokens of ``sentences`` (``tokenize_sentences``) hold at least one trigram and
+    none of ``reference``'s: then the overlap is 0% however many trigrams they hold, and the text
+    need not be tokenized. False when that is not certain (short text, fewer than three chunks, a
+    reference trigram that may occur, or too many places to look at).
+
+    A trigram (x, y, z) of the tokens is, in the joined sentences, x's text, whitespace, y's text,
+    whitespace, z's text (``_TOKEN_SOURCES``). So each reference trigram is looked for around every
+    place where its longest literal token occurs (overlapping ones too); where none fits, it is not
+    among the text's trigrams. Three or more whitespace-separated chunks make three or more tokens
+    (each chunk one or more: the tokenizer removes no character but whitespace).
+    """
+    text = " ".join(sentences)
+    if len(text) < _OVERLAP_PREFILTER_MIN or len(text.split(None, 3)) < 3:
+        return False
+    by_anchor: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = defaultdict(list)
+    for gram in set(zip(reference, reference[1:], reference[2:])):
+        literal = [(len(t), -i) for i, t in enumerate(gram) if t not in _TOKEN_SOURCES]
+        if not literal:  # three quote tokens: no literal to look for
+            return False
+        i = -max(literal)[1]  # the longest (the first of equal ones): likely the rarest
+        by_anchor[gram[i]].append((gram[:i][::-1], gram[i + 1 :]))
+    budget = 256 + len(text) // 2000  # places checked, past which tokenizing is the cheaper way
+    for anchor, contexts in by_anchor.items():
+        at = text.find(anchor)
+        while at >= 0:
+            budget -= len(contexts)
+            if budget < 0 or any(_fits(text, at, at + len(anchor), before, after) for before, after in contexts):
+                return False
+            at = text.find(anchor, at + 1)
+    return True
+
+
+def _fits(text: str, start: int, end: int, before: tuple[str, ...], after: tuple[str, ...]) -> bool:
+    """Whether the tokens ``before`` (nearest first) may come from the text before ``text[start:end]``
+    and ``after`` from the text after it, with only whitespace between."""
+    for token in before:
+        start = _BETWEEN_TOKENS_BACK.match(text, 0, start).start()
+        for source in _TOKEN_SOURCES.get(token, (token,)):
+            if text.endswith(source, 0, start):
+                start -= len(source)
+                break
+        else:
+            return False
+    for token in after:
+        end = _BETWEEN_TOKENS.match(text, end).end()
+        for source in _TOKEN_SOURCES.get(token, (token,)):
+            if text.startswith(source, end):
+                end += len(source)
+                break
+        else:
+            return False
+    return True
 
 
 def _trigram_overlap(tokens: list[str], reference: list[str]) -> tuple[int, int]:
