@@ -126,6 +126,14 @@ class BuildConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0 < self.length_tolerance:
             raise ValueError("length_tolerance must be > 0")
+        if self.length_bias_warn < 0:
+            raise ValueError(f"length_bias_warn must be >= 0, got {self.length_bias_warn}")
+        from ifpo.verifiers.config import seed_problem
+
+        for name in ("seed", "on_policy_seed"):
+            value = getattr(self, name)
+            if value is not None and seed_problem(value):
+                raise ValueError(f"{name}: {seed_problem(value)}")
         if self.corruptor_llm is not None and self.judge is None:
             raise ValueError("corruptor_llm needs a judge: judge-route corruptions can only be verified by the judge")
         from ifpo.data_builders.onpolicy import check_config
@@ -526,6 +534,9 @@ class PairBuilder:
 
 # --- journal, parallelism, output -----------------------------------------------------------------
 
+# What build_pairs writes into --out (dataset/ is a folder it replaces).
+OUTPUT_FILES = ("pairs.jsonl", "pairs.jsonl.tmp", "journal.jsonl", "report.json", "manifest.json", "build_state.json",
+                "dataset")
 _WORKER: PairBuilder | None = None
 
 
@@ -538,12 +549,21 @@ def _work(item: Mapping[str, Any]) -> dict[str, Any]:
     return _WORKER.build_item(item)
 
 
+def _journal_record_ok(rec: Mapping[str, Any]) -> bool:
+    """A journal line as ``record`` writes it: the item id, its pairs and its discard counts."""
+    return (isinstance(rec.get("item_id"), str) and isinstance(rec.get("pairs"), list)
+            and all(isinstance(p, dict) and isinstance(p.get("meta"), dict) and "kind" in p["meta"]
+                    and isinstance(p.get("chosen"), list) and isinstance(p.get("rejected"), list) for p in rec["pairs"])
+            and isinstance(rec.get("discards"), dict)
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in rec["discards"].values()))
+
+
 def read_journal(path: Path) -> dict[str, dict[str, Any]]:
-    """Finished items; a torn last line (a crash mid-write) is ignored and rebuilt."""
+    """Finished items; a torn last line (a crash mid-write) or a line of another shape is ignored and rebuilt."""
     from ifpo.verifiers.io import read_jsonl_objects
 
     records, _ = read_jsonl_objects(path)
-    return {rec["item_id"]: rec for rec in records if "item_id" in rec}
+    return {rec["item_id"]: rec for rec in records if _journal_record_ok(rec)}
 
 
 def _check_state(out: Path, config: BuildConfig, items: Sequence[Mapping[str, Any]]) -> None:
@@ -649,7 +669,8 @@ def build_pairs(
             from concurrent.futures import ProcessPoolExecutor
 
             ctx = mp.get_context("spawn")
-            with ProcessPoolExecutor(config.workers, mp_context=ctx, initializer=_init_worker,
+            # Never more processes than items to build (`workers: 100000` must not start 100000 interpreters).
+            with ProcessPoolExecutor(min(config.workers, len(todo)), mp_context=ctx, initializer=_init_worker,
                                      initargs=(config, media_root)) as pool:
                 for rec in pool.map(_work, todo, chunksize=8):
                     record(rec)
@@ -799,6 +820,18 @@ def cli_main(argv: list[str]) -> int:
         print(f"ifpo build-pairs: skipping {loaded.records - len(loaded.items)} invalid "
               f"record(s) of {loaded.records} (--strict refuses the file)", file=sys.stderr)
     out = Path(args.out)
+    from ifpo.verifiers.io import FileError, refuse_overwriting_inputs
+
+    try:
+        if not args.out:
+            raise FileError("--out is empty; name the output folder")
+        if out.exists() and not out.is_dir():
+            raise FileError(f"{out}: --out is a file, expected an output folder")
+        for name in OUTPUT_FILES:  # an items file kept in --out under an output's name would be replaced
+            refuse_overwriting_inputs(out / name, {"--items file": args.items, "--config file": args.config})
+    except FileError as exc:
+        print(f"ifpo build-pairs: {exc}", file=sys.stderr)
+        return 2
     root = Path(args.root) if args.root else Path(args.items).parent
     try:
         report = build_pairs(loaded.items, out, config, media_root=root, items_path=args.items,

@@ -58,12 +58,33 @@ def _require(rec: Mapping[str, Any], key: str, kind: type | tuple = str, where: 
     path = f"{where}{key}"
     if value is None:
         raise RecordError(path, "required field is missing")
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # bool is an int to Python; an id of `true` is a mistake, not the id "True".
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join(k.__name__ for k in kinds)
         raise RecordError(path, f"expected {names}, got {type(value).__name__}")
     if isinstance(value, str) and not value.strip():
         raise RecordError(path, "expected a non-empty string")
     return value
+
+
+def _params(c: Mapping[str, Any], where: str, key: str = "params") -> dict[str, Any]:
+    """A constraint's params object (absent or null: none); anything else is an error naming the field."""
+    value = c.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise RecordError(f"{where}{key}", f"expected an object of parameters, got {type(value).__name__}")
+    return dict(value)
+
+
+def _optional_id(c: Mapping[str, Any], where: str, default: str) -> str:
+    value = c.get("id")
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise RecordError(f"{where}id", f"expected str or int, got {type(value).__name__}")
+    return str(value)
 
 
 def _snake(text: str) -> str:
@@ -104,7 +125,7 @@ def import_video_ifbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
                 "type": ctype.id,
                 "dimension": ctype.dimension,
                 "description": _require(c, "checklist_query", str, cwhere),
-                "params": dict(c.get("params") or {}) if registered else {},
+                "params": _params(c, cwhere) if registered else {},
             }
             if c.get("judge_context"):
                 entry["judge_context"] = c["judge_context"]
@@ -113,9 +134,12 @@ def import_video_ifbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
                 # the constraint for the record (checklist_item takes no params of its own).
                 entry["source_type"] = cid
                 if c.get("params"):
-                    entry["source_params"] = c["params"]
+                    entry["source_params"] = _params(c, cwhere)
             entry.update({k: v for k, v in c.items() if k not in ("constraint_id", "checklist_query", "judge_context", "params")})
             constraints.append(entry)
+        tasks = inst.get("tasks")
+        if tasks is not None and not isinstance(tasks, list):
+            raise RecordError(f"{where}tasks", f"expected a list of tasks, got {type(tasks).__name__}")
         item = {
             "id": f"{video_id}/{key}",
             "source": "video_ifbench",
@@ -179,7 +203,7 @@ def import_vsysbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         if not isinstance(constraint, Mapping) or "type" not in constraint:
             raise RecordError("constraint", 'expected {"type": ..., "params": {...}}')
         type_id = constraint["type"]
-        params = dict(constraint.get("params") or {})
+        params = _params(constraint, "constraint.")
     else:
         type_id = _vsys_judge_type(_require(rec, "subcategory"))
         params = {}
@@ -206,6 +230,8 @@ def import_vsysbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         if rec.get(key) is not None:
             item[key] = rec[key]
     if rec.get("misaligned"):
+        if not isinstance(rec["misaligned"], Mapping):
+            raise RecordError("misaligned", f"expected an object style -> user prefix, got {type(rec['misaligned']).__name__}")
         item["user_overrides"] = dict(rec["misaligned"])
     item.update({k: v for k, v in rec.items() if k not in _VSYS_KEYS})
     yield item
@@ -227,11 +253,11 @@ def import_vcifbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
             raise RecordError(f"{where}type", REGISTRY.suggest(type_id))
         ctype = REGISTRY.get(type_id)
         entry = {
-            "id": str(c.get("id") or f"c{j + 1}"),
+            "id": _optional_id(c, where, f"c{j + 1}"),
             "type": type_id,
             "dimension": c.get("dimension") or ctype.dimension,
-            "description": c.get("description") or c.get("text") or ctype.describe(c.get("params") or {}),
-            "params": dict(c.get("params") or {}),
+            "description": c.get("description") or c.get("text") or ctype.describe(_params(c, where)),
+            "params": _params(c, where),
         }
         entry.update({k: v for k, v in c.items() if k not in ("id", "type", "dimension", "description", "text", "params")})
         constraints.append(entry)
@@ -241,11 +267,13 @@ def import_vcifbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         "media": {"videos": [_require(rec, "video")]},
         "instruction": _require(rec, "instruction"),
         "structure": "single",
-        "tasks": list(rec.get("tasks") or []),
+        "tasks": rec["tasks"] if isinstance(rec.get("tasks"), list) else ([] if rec.get("tasks") is None else rec["tasks"]),
         "constraints": constraints,
         "reference_response": _require(rec, "chosen"),
     }
     if rec.get("rejected"):
+        if not isinstance(rec["rejected"], str):
+            raise RecordError("rejected", f"expected str, got {type(rec['rejected']).__name__}")
         item["given_rejected"] = rec["rejected"]
     item.update({k: v for k, v in rec.items() if k not in _VCIF_KEYS})
     yield item
@@ -272,9 +300,9 @@ def get_importer(name: str) -> Callable[[Mapping[str, Any]], Iterator[dict[str, 
 def import_file(fmt: str, path: str | Path, *, root: str | Path | None = None, check_media: bool = True) -> ImportResult:
     """Import one file; bad records are reported and skipped, good ones validated as items."""
     importer = get_importer(fmt)
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"input file not found: {path}")
+    from ifpo.verifiers.io import require_input_file
+
+    path = require_input_file(path, "input file")
     validator = Validator(Path(root) if root is not None else path.parent, check_media=check_media)
     evaluator = None
     result = ImportResult()
@@ -350,6 +378,9 @@ def cli_main(argv: list[str]) -> int:
                         help="write nothing when any record is bad (default: bad records are reported and skipped)")
     args = parser.parse_args(argv)
     try:
+        from ifpo.verifiers.io import refuse_overwriting_inputs
+
+        refuse_overwriting_inputs(args.out, {"--input file": args.input})
         result = import_file(args.format, args.input, root=args.root, check_media=not args.no_media_check)
     except (OSError, ValueError) as exc:
         print(f"ifpo import: {exc}", file=sys.stderr)

@@ -25,7 +25,7 @@ from ifpo.eval_hooks.core import (
     read_responses,
     step_from_path,
 )
-from ifpo.verifiers.io import read_jsonl_objects
+from ifpo.verifiers.io import loads_strict, read_jsonl_objects
 from ifpo.verifiers.metrics import item_outcome
 
 REQUIRED_KEYS = ("n_items", "ipr", "cpr_micro", "cpr_macro", "cpr_by_dimension", "by_constraint_type", "by_k", "items")
@@ -112,11 +112,15 @@ def load_checkpoint(folder: Path, run: str, run_root: Path) -> Checkpoint | Skip
     """One evaluation folder, or why it is skipped."""
     path = folder / REPORT
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        # NaN kept: reports of earlier ifpo versions hold it (drawn as null); a lone surrogate or
+        # a 5000-digit number would fail later, in the dashboard of every run.
+        report = loads_strict(path.read_text(encoding="utf-8"), allow_nan=True)
     except (OSError, UnicodeDecodeError) as exc:
         return Skipped(path, f"unreadable: {exc}")
     except json.JSONDecodeError as exc:
         return Skipped(path, f"corrupt JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
+    except ValueError as exc:
+        return Skipped(path, f"corrupt JSON ({exc})")
     except RecursionError:
         return Skipped(path, "corrupt JSON (nested too deeply to parse)")
     if not isinstance(report, dict):
@@ -471,10 +475,12 @@ def load_history(run_root: Path) -> list[dict[str, Any]]:
         states = sorted(root.glob("checkpoint-*/trainer_state.json"), key=lambda p: step_from_path(p.parent) or -1)
         if states:
             try:
-                records = json.loads(states[-1].read_text(encoding="utf-8")).get("log_history") or []
-            except (OSError, ValueError):
+                state = json.loads(states[-1].read_text(encoding="utf-8"))
+                records = (state.get("log_history") if isinstance(state, dict) else None) or []
+            except (OSError, ValueError, RecursionError):
                 records = []
             break
+    records = records if isinstance(records, list) else []  # a trainer_state.json of another shape
     return [r for r in records if isinstance(r, dict) and isinstance(r.get("step"), int)]
 
 

@@ -46,6 +46,12 @@ BAD_LINES = {
     "broken_json": (b'{"id": "x", \n', "invalid JSON"),
     "deep_nesting": (DEEP, "nested too deeply"),
     "not_an_object": (b"[1, 2, 3]\n", "object"),  # "expected a JSON object" or "... an object with id and response"
+    # What Python's json takes but JSON does not (or leaves ambiguous): each failed later, or the whole file.
+    "lone_surrogate": (b'{"id": "x\\ud800", "source": "t"}\n', "lone surrogate escape \\ud800"),
+    "huge_integer": (b'{"id": "x", "n": ' + b"9" * 5000 + b"}\n", "number too long to read"),
+    "nan_token": (b'{"id": "x", "n": NaN}\n', "NaN is not a JSON value"),
+    "float_overflow": (b'{"id": "x", "n": 1e400}\n', "number 1e400 is out of range"),
+    "duplicate_key": (b'{"id": "x", "id": "y"}\n', "duplicate key 'id'"),
 }
 
 
@@ -90,6 +96,10 @@ def test_validate_bad_line_is_named_and_the_others_are_checked(root, capsys, kin
         ({"images": ["../secret.png"]}, "escapes the dataset root"),
         ({"images": ["media/images/missing.png"]}, "not found"),
         ({"images": "media/images/x.png"}, "expected an array"),
+        ({"images": [PNG + "\u0000.txt"]}, "holds a NUL character"),  # os calls raised: the whole file was lost
+        ({"images": ["media/images"]}, "is a folder under the dataset root"),
+        ({"images": [PNG.replace("/", "\\")]}, "write '/' as the separator"),
+        ({"images": ["https://example.com/x.png"]}, "URLs are not fetched"),
     ],
 )
 def test_validate_media_confined_to_the_dataset_root(root, capsys, media, words):
@@ -142,6 +152,13 @@ def test_import_bad_line_skipped_good_records_written(root, capsys, kind):
         (vcif(2, constraints=[{"type": "word_cnt"}]), "constraints[0].type", "did you mean"),
         (vcif(2, constraints="word_count"), "constraints", "expected list"),
         ({**vcif(2), "chosen": 5}, "chosen", "expected str"),
+        (vcif(2, video=MP4 + "\u0000"), "media.videos[0]", "holds a NUL character"),
+        (vcif(2, constraints=[{"type": "word_count", "params": [3, 10]}]), "constraints[0].params",
+         "expected an object of parameters, got list"),
+        (vcif(2, constraints=[{"id": {"a": 1}, "type": "word_count", "params": {"min_count": 3, "max_count": 10}}]),
+         "constraints[0].id", "expected str or int, got dict"),
+        ({**vcif(2), "id": True}, "id", "expected str or int, got bool"),  # was imported as the id "True"
+        (vcif(2, rejected={"text": "x"}), "rejected", "expected str, got dict"),
     ],
 )
 def test_import_bad_record_named_by_field(root, capsys, record, field, words):
@@ -220,6 +237,16 @@ def test_score_bad_line_named_good_ones_scored(root, capsys, kind, where):
         ("model: j\napi_key_env: IFPO_UNSET_KEY_FOR_TEST\n", "IFPO_UNSET_KEY_FOR_TEST"),
         ("model: j\nbackend: grpc\n", "backend 'grpc'"),
         (None, "settings file not found"),
+        ("model: j\ntimeout_s: .inf\n", "timeout_s: expected a finite number, got float inf"),  # httpx raised
+        ("model: j\ntemperature: .nan\n", "temperature: expected a finite number"),
+        ("model: j\nmodel: k\n", ":2: YAML syntax error: key 'model' is given twice (first at line 1)"),
+        ("model: j\nbase_url: 'htp://127.0.0.1/v1'\n", "base_url: 'htp://127.0.0.1/v1' is not an http"),
+        ("model: j\nbase_url: 'http://u:pw@127.0.0.1/v1'\n", "base_url: holds a user name or password"),
+        ("model: j\nmax_retries: 1000000000000000000000\n", "max_retries must be <= 100"),  # retried forever
+        ("model: j\nvideo_frames: 0\n", "video_frames must be >= 1"),
+        ("model: j\nx: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+            f"x{n}: &a{n} [{', '.join([f'*a{n - 1}' if n > 1 else '*a'] * 10)}]\n" for n in range(1, 7)),
+         "expand to over 1,000,000 values"),
     ],
 )
 def test_score_judge_config_errors_are_one_line_exit_2(root, capsys, monkeypatch, yaml_text, words):
@@ -270,6 +297,14 @@ def test_score_dead_judge_is_loud_and_exits_1_corrupt_media_fails_only_its_item(
         ("judge: missing-judge.yaml\ncorruptor_llm: {model: m}\n", "missing-judge.yaml: settings file not found"),
         ("seed: [1\n", "YAML syntax error"),
         ("sed: 1\n", "did you mean 'seed'"),
+        ("seed: 100000000000000000000000000000\n", "seed: expected a seed in 0..4294967295"),  # pyarrow raised at the end
+        ("seed: -1\n", "seed: expected a seed in 0..4294967295"),
+        ("judge: 5\n", "judge: expected the path of a judge YAML or a mapping"),  # AttributeError
+        ("judge: [a]\n", "judge: expected the path of a judge YAML or a mapping"),
+        ("length_tolerance: .nan\n", "length_tolerance: expected a finite number"),
+        ("length_bias_warn: -1\n", "length_bias_warn must be >= 0"),
+        ("kinds: [corrupted]\nkinds: [stripped]\n", ":2: YAML syntax error: key 'kinds' is given twice"),
+        ("policy: {model: m, backend: openai, base_url: 'htp://x'}\n", "base_url: 'htp://x' is not an http"),
     ],
 )
 def test_build_pairs_config_errors_are_one_line_exit_2(root, capsys, yaml_text, words):
@@ -532,6 +567,15 @@ def test_eval_hook_settings_are_typed(hook, words):
         ({"media": {"video_fps": "fast"}}, "media: video_fps: expected a number"),
         ({"media": {"video_fsp": 2}}, "did you mean 'video_fps'"),
         ({"max_new_tokens": 0}, "max_new_tokens must be > 0"),
+        ({"timeout_s": 0}, "timeout_s must be > 0"),
+        ({"timeout_s": float("inf")}, "timeout_s: expected a finite number"),
+        ({"max_retries": -1}, "max_retries must be in 0..100"),
+        ({"temperature": -0.5}, "temperature must be >= 0"),
+        ({"top_p": 2}, "top_p must be in (0, 1]"),
+        ({"seed": 2**40}, "seed: expected a seed in 0..4294967295"),
+        ({"backend": "openai", "base_url": "localhost:8000/v1"}, "base_url: 'localhost:8000/v1' is not an http"),
+        ({"backend": "openai", "base_url": "http://127.0.0.1:80OO/v1"}, "is not a URL"),
+        ({"api_key_env": "sk-live-123"}, "api_key_env must be the NAME"),  # was echoed: "variable sk-live-123 ..."
     ],
 )
 def test_generation_settings_are_typed(generation, words):
@@ -540,6 +584,7 @@ def test_generation_settings_are_typed(generation, words):
     with pytest.raises(ValueError, match=None) as err:
         GenerationConfig.from_mapping({"model": "m", **generation}, source="gen.yaml")
     assert str(err.value).startswith("gen.yaml") and words in str(err.value), str(err.value)
+    assert "sk-live" not in str(err.value)
 
 
 def test_score_empty_responses_file_is_an_error(root, capsys):
@@ -547,3 +592,103 @@ def test_score_empty_responses_file_is_an_error(root, capsys):
     rc, _, err = run(capsys, ["score", "--items", str(items), "--responses", str(responses), "--out",
                               str(root / "r.json"), "--no-progress"])
     assert rc == 1 and f"{responses}: no records" in err and not (root / "r.json").exists()
+
+
+# --- outputs never replace inputs -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["same", "dotdot", "symlink"])
+@pytest.mark.parametrize("command", ["import", "score", "build-pairs"])
+def test_an_output_path_naming_an_input_is_refused_and_the_input_kept(root, capsys, command, how):
+    """Outputs are replaced atomically, so `--out` = an input used to swap the user's file for the result."""
+    items, responses = _score_files(root, line(item(1)), line({"id": "good-1", "response": "one two three four"}))
+    if command == "import":
+        items.write_bytes(line(vcif(1)))
+    target = {"import": items, "score": responses, "build-pairs": items}[command]
+    if command == "build-pairs":  # the items file kept in the output folder under an output's name
+        target = root / "pairs.jsonl"
+        target.write_bytes(items.read_bytes())
+        items = target
+    out = {"same": target, "dotdot": target.parent / "media" / ".." / target.name, "symlink": root / "link.out"}[how]
+    if how == "symlink":
+        os.symlink(target, out)
+    before = target.read_bytes()
+    argv = {"import": ["import", "--format", "vcifbench", "--input", str(items), "--out", str(out)],
+            "score": ["score", "--items", str(items), "--responses", str(responses), "--out", str(out), "--no-progress"],
+            "build-pairs": ["build-pairs", "--items", str(items), "--out", str(out.parent), "--no-progress"]}[command]
+    rc, _, err = run(capsys, argv)
+    assert rc == 2 and "is also the --" in err and "would replace that input" in err, err
+    assert target.read_bytes() == before
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_empty_output_paths_are_refused(root, capsys):
+    items, responses = _score_files(root, line(item(1)), line({"id": "good-1", "response": "one two three four"}))
+    rc, _, err = run(capsys, ["build-pairs", "--items", str(items), "--out", "", "--no-progress"])
+    assert rc == 2 and "--out is empty" in err  # Path("") is the working directory: pairs landed there
+    rc, _, err = run(capsys, ["score", "--items", str(items), "--responses", str(responses), "--out", "", "--no-progress"])
+    assert rc == 2 and "output path is empty" in err
+
+
+# --- resumable jobs: a journal of another shape is rebuilt, not a crash --------------------------------
+
+
+@pytest.mark.parametrize(
+    "journal",
+    [
+        b'{"item_id": "good-1"}\n',  # no pairs: KeyError at the end of the run
+        b'{"item_id": ["good-1"], "pairs": [], "discards": {}}\n',  # unhashable id: TypeError
+        b'{"item_id": "good-1", "pairs": "x", "discards": {}}\n',  # pairs a string: TypeError in the report
+        b'{"item_id": "good-1", "pairs": [{"meta": 1}], "discards": {}}\n',
+        b'{"item_id": "good-1", "pairs": [], "discards": {"x": "many"}}\n',
+    ],
+)
+def test_build_pairs_resume_rebuilds_journal_lines_of_another_shape(root, capsys, journal):
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)) + line(item(2)))
+    config = root / "BUILD.yaml"
+    config.write_text("kinds: [corrupted]\n")
+    argv = ["build-pairs", "--items", str(items), "--config", str(config), "--no-progress", "--out"]
+    rc, _, _ = run(capsys, [*argv, str(root / "clean")])
+    assert rc == 0
+    out = root / "resumed"
+    rc, _, _ = run(capsys, [*argv, str(out)])
+    (out / "journal.jsonl").write_bytes(journal)
+    rc, _, err = run(capsys, [*argv, str(out)])
+    assert rc == 0, err
+    assert (out / "pairs.jsonl").read_bytes() == (root / "clean" / "pairs.jsonl").read_bytes()
+
+
+# --- compare: one report of any content never costs the other runs' dashboard ------------------------
+
+
+def test_compare_skips_reports_python_cannot_hold_and_odd_trainer_state(root, capsys):
+    from ifpo.eval_hooks.core import checkpoint_eval_dir, score_and_write
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+
+    run_dir = root / "run"
+    score_and_write([item(1)], {"good-1": "one two three four"}, checkpoint_eval_dir(run_dir, 1),
+                    ChecklistEvaluator(None), {"step": 1})
+    good = (checkpoint_eval_dir(run_dir, 1) / "report.json").read_text()
+    assert '"ipr": 1.0' in good
+    for step, bad in ((2, '"ipr": ' + "1" * 5000), (3, '"ipr": 1.0, "note": "\\udc00"'), (4, '"ipr": 1.0, "ipr": 0.0')):
+        folder = checkpoint_eval_dir(run_dir, step)  # a complete report but for one value
+        folder.mkdir(parents=True)
+        (folder / "report.json").write_text(good.replace('"ipr": 1.0', bad, 1))
+    (run_dir / "checkpoint-1").mkdir(exist_ok=True)
+    (run_dir / "checkpoint-1" / "trainer_state.json").write_text("[1, 2]")  # not transformers' object
+    page, js = root / "d.html", root / "c.json"
+    rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(page), "--json", str(js)])
+    assert rc == 0, err
+    for step in (2, 3, 4):
+        assert f"checkpoint-{step}" in err
+    assert [c["step"] for c in json.loads(js.read_text())["checkpoints"]] == [1]
+
+
+def test_judge_cache_dir_that_is_a_file_is_named(root, capsys):
+    items, responses = _score_files(root, line(item(1)), line({"id": "good-1", "response": "a b c d"}))
+    judge = root / "judge.yaml"
+    judge.write_text(f"model: j\ncache_dir: {items}\n")
+    rc, _, err = run(capsys, ["score", "--items", str(items), "--responses", str(responses), "--out",
+                              str(root / "r.json"), "--judge", str(judge), "--no-progress"])
+    assert rc == 2 and f"cache_dir: {items} is a file, expected a folder" in err and str(judge) in err, err

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -73,6 +74,9 @@ def type_problem(value: Any, hint: Any) -> str | None:
         return None if isinstance(value, int) and not isinstance(value, bool) else f"expected an integer, got {_show(value)}"
     if base is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and not math.isfinite(value):
+            # YAML's .nan / .inf: NaN compares false with every bound check, inf overflows timers (httpx).
+            return f"expected a finite number, got {_show(value)}"
         return None if ok else f"expected a number, got {_show(value)}"
     if base is str:
         return None if isinstance(value, str) else f"expected a string, got {_show(value)}"
@@ -89,6 +93,18 @@ def type_problem(value: Any, hint: Any) -> str | None:
                 if problem:
                     return f"[{i}]: {problem}"
         return None
+    return None
+
+
+SEED_MAX = 2**32 - 1  # numpy's seed range; transformers' set_seed and the datasets' int64 columns take it too
+
+
+def seed_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a seed (``None``: it can): not an integer in 0..2**32-1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"expected an integer seed, got {_show(value)}"
+    if not 0 <= value <= SEED_MAX:
+        return f"expected a seed in 0..{SEED_MAX}, got {value}"
     return None
 
 
@@ -124,6 +140,42 @@ def from_mapping(cls: type[T], data: Mapping[str, Any], source: str) -> T:
         raise ValueError(message if message.startswith(source) else f"{source}: {message}") from None
 
 
+_LOADER: Any = None
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that refuses a key given twice in one mapping (PyYAML keeps the last silently).
+
+    ``model: a`` then ``model: b`` further down is a mistake, not a choice; merge keys (``<<: *base``)
+    may still be overridden by an explicit key. Raises ``yaml.MarkedYAMLError`` with the line.
+    """
+    global _LOADER
+    import yaml
+
+    if _LOADER is None:
+        class UniqueKeyLoader(yaml.SafeLoader):
+            def construct_mapping(self, node, deep=False):
+                if isinstance(node, yaml.MappingNode):
+                    seen: dict[Any, Any] = {}
+                    for key_node, _ in node.value:
+                        if key_node.tag == "tag:yaml.org,2002:merge":
+                            continue
+                        key = self.construct_object(key_node, deep=deep)
+                        try:
+                            first = seen.setdefault(key, key_node)
+                        except TypeError:  # an unhashable key: SafeLoader reports it below
+                            continue
+                        if first is not key_node:
+                            raise yaml.constructor.ConstructorError(
+                                "while reading a mapping", node.start_mark,
+                                f"key {key!r} is given twice (first at line {first.start_mark.line + 1})",
+                                key_node.start_mark)
+                return super().construct_mapping(node, deep=deep)
+
+        _LOADER = UniqueKeyLoader
+    return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a SafeLoader subclass
+
+
 def yaml_mapping(path: str | Path) -> dict[str, Any]:
     """A YAML file's top-level mapping (empty file: empty mapping); every failure is one ``ValueError`` line."""
     import yaml
@@ -140,7 +192,7 @@ def yaml_mapping(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -151,4 +203,29 @@ def yaml_mapping(path: str | Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
+    check_expanded_size(data, str(path))
     return data
+
+
+MAX_YAML_VALUES = 1_000_000
+
+
+def check_expanded_size(data: Any, source: str, limit: int = MAX_YAML_VALUES) -> None:
+    """``ValueError`` when ``data`` holds over ``limit`` values once YAML aliases are expanded.
+
+    PyYAML shares an aliased node instead of copying it, so ``b: [*a, *a, ...]`` nested a few levels
+    loads in microseconds, but anything that walks or serialises the settings (type checks, the run
+    manifest, a config hash) would visit billions of values ("billion laughs").
+    """
+    seen = 0
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > limit:
+            raise ValueError(f"{source}: the settings expand to over {limit:,} values (YAML aliases repeated "
+                             "inside each other?); write them out plainly")
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)

@@ -15,6 +15,7 @@ here, so a prompt is rendered the same way wherever it is sent.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -53,9 +54,31 @@ class GenerationConfig:
             raise ValueError(f"generation backend {self.backend!r} is not one of {list(BACKENDS)}")
         if not self.model:
             raise ValueError("generation config: 'model' is required")
-        for name in ("max_new_tokens", "concurrency", "batch_size"):
+        for name in ("max_new_tokens", "concurrency", "batch_size", "timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"generation config: {name} must be > 0, got {getattr(self, name)}")
+        from ifpo.verifiers.judge import MAX_RETRIES
+
+        if not 0 <= self.max_retries <= MAX_RETRIES:
+            raise ValueError(f"generation config: max_retries must be in 0..{MAX_RETRIES}, got {self.max_retries}")
+        if self.temperature < 0:
+            raise ValueError(f"generation config: temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"generation config: top_p must be in (0, 1], got {self.top_p}")
+        from ifpo.verifiers.config import seed_problem
+
+        if seed_problem(self.seed):
+            raise ValueError(f"generation config: seed: {seed_problem(self.seed)}")
+        if self.backend == "openai":
+            from ifpo.verifiers.http import base_url_problem
+
+            problem = base_url_problem(self.base_url)
+            if problem:
+                raise ValueError(f"generation config: base_url: {problem}")
+        if self.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.api_key_env):
+            # Never echoed: a value that is no variable name is most likely the key itself.
+            raise ValueError("generation config: api_key_env must be the NAME of an environment variable "
+                             "(e.g. OPENAI_API_KEY), not the key itself")
         _ = self.budget  # validates the media keys now rather than at the first video
 
     @property
@@ -336,5 +359,7 @@ def make_generator(config: GenerationConfig | Mapping[str, Any], media_root: str
                    **kwargs: Any) -> Generator:
     if isinstance(config, Mapping):
         config = GenerationConfig.from_mapping(config)
+    elif not isinstance(config, GenerationConfig):
+        raise ValueError(f"generation config: expected a mapping of its keys, got {type(config).__name__}")
     cls = OpenAIGenerator if config.backend == "openai" else TransformersGenerator
     return cls(config, media_root, **kwargs)

@@ -49,6 +49,26 @@ def api_key(env_name: str | None, what: str) -> str | None:
     return key
 
 
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an endpoint's base URL (``None``: it can), decided before any request.
+
+    A typo (``htp://``, ``localhost:80OO``) would otherwise fail every request, each retried; a
+    ``user:password@`` part would be printed in every error message that names the URL.
+    """
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number in 0..65535
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"{url!r} is not an http:// or https:// URL"
+    if not parts.hostname:
+        return f"{url!r} names no host"
+    if parts.username or parts.password:
+        return "holds a user name or password; give the key through api_key_env (it is never printed)"
+    return None
+
+
 def origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -85,22 +86,107 @@ class FileError(ValueError):
     """A whole input file refused (missing, unreadable, empty); the message names the file."""
 
 
-def parse_json_line(raw: bytes) -> tuple[Any, str | None]:
+class _NotJSON(ValueError):
+    """A value Python's ``json`` module would take but JSON (RFC 8259) and every other reader do not."""
+
+
+def _no_constant(name: str) -> Any:
+    # `NaN`, `Infinity`, `-Infinity`: Python's json extension; a count of NaN would compare false everywhere.
+    raise _NotJSON(f"{name} is not a JSON value (write null or a number)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: valid JSON syntax, but no float holds it (Python makes it inf)
+        raise _NotJSON(f"number {text[:40]} is out of range")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        # json keeps the last value, other readers the first: the record means two different things.
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _NotJSON(f"duplicate key {dup!r} in one object")
+    return obj
+
+
+# An escape that may decode to half of a UTF-16 pair (\ud800-\udfff); a lone one is no Unicode text and
+# cannot be written back as UTF-8. Only lines holding one are searched for it after parsing.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Number text that may overflow a float: a 3-digit exponent or 309+ digits in a row.
+_HUGE_NUMBER = re.compile(r"[eE][+-]?\d{3}|\d{309}")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            found = _SURROGATE.search(v)
+            if found:
+                return f"\\u{ord(found.group()):04x}"
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return None
+
+
+def loads_strict(text: str, *, allow_nan: bool = False) -> Any:
+    """``json.loads`` of untrusted text, refusing what JSON itself refuses or leaves ambiguous.
+
+    Python's parser accepts ``NaN``/``Infinity``, turns ``1e400`` into ``inf``, keeps the last of
+    duplicate keys and decodes a lone ``\\ud800`` into a string that no UTF-8 file can hold (a
+    writer fails on it much later, losing the whole output). Each raises ``ValueError`` here with
+    what is wrong; a number of more than 4300 digits does too (Python's own limit). ``allow_nan``
+    keeps ``NaN``/``Infinity`` for ifpo's own reports of earlier versions, which wrote them.
+    """
+    kwargs: dict[str, Any] = {"object_pairs_hook": _unique_keys}
+    if not allow_nan:
+        kwargs["parse_constant"] = _no_constant
+    if _HUGE_NUMBER.search(text) and not allow_nan:
+        kwargs["parse_float"] = _finite_float
+    value = json.loads(text, **kwargs)
+    if _SURROGATE_ESCAPE.search(text):
+        lone = _lone_surrogate(value)
+        if lone:
+            raise _NotJSON(f"lone surrogate escape {lone} (half of a UTF-16 pair is not Unicode text)")
+    return value
+
+
+def _json_problem(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        msg = exc.msg.removesuffix(" at")  # "Invalid control character at": a NUL or tab inside a string
+        return f"{msg} at column {exc.colno}"
+    if isinstance(exc, _NotJSON):
+        return str(exc)
+    # int() of a number with more digits than Python converts (sys.get_int_max_str_digits).
+    return f"number too long to read ({str(exc).split(';')[0]})"
+
+
+def parse_json_line(raw: bytes, *, allow_nan: bool = False) -> tuple[Any, str | None]:
     """``(value, None)`` for one JSONL line, or ``(None, what is wrong)``; never raises."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
     try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON: {exc.msg} at column {exc.colno}"
+        return loads_strict(text, allow_nan=allow_nan), None
+    except ValueError as exc:
+        return None, f"invalid JSON: {_json_problem(exc)}"
     except RecursionError:
         return None, "invalid JSON: nested too deeply to parse"
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
-    """Yield ``(1-based line number, value or None, error or None)`` for each non-blank line."""
+def iter_jsonl(path: str | Path, *, allow_nan: bool = False) -> Iterator[tuple[int, Any, str | None]]:
+    """Yield ``(1-based line number, value or None, error or None)`` for each non-blank line.
+
+    ``allow_nan`` reads ``NaN``/``Infinity`` (ifpo's own logs of earlier versions held them).
+    """
     path = Path(path)
     try:
         fh = open(path, "rb")
@@ -116,8 +202,38 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any, str | None]]:
                 raw = raw[len(_BOM):]
             if not raw.strip():
                 continue
-            value, error = parse_json_line(raw)
+            value, error = parse_json_line(raw, allow_nan=allow_nan)
             yield lineno, value, error
+
+
+def require_input_file(path: str | Path, what: str = "input file") -> Path:
+    """``path`` when it is a readable file; ``FileError`` naming it (missing, a folder, unreadable) otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        raise FileError(f"{path}: is a folder, expected the {what}")
+    if not path.exists():
+        raise FileError(f"{path}: {what} not found")
+    if not os.access(path, os.R_OK):
+        raise FileError(f"{path}: cannot read the {what} (permission denied)")
+    return path
+
+
+def refuse_overwriting_inputs(out: str | Path, inputs: Mapping[str, str | Path | None]) -> None:
+    """``FileError`` when output ``out`` is one of ``inputs`` (name -> path), symlinks and ``..`` resolved.
+
+    Outputs are written atomically over their target, so ``--out`` naming an input would replace
+    the user's file with the result of reading it.
+    """
+    if not str(out):
+        raise FileError("output path is empty")
+    real_out = os.path.realpath(out)
+    for name, path in inputs.items():
+        if path is None or not str(path):
+            continue
+        if os.path.realpath(path) == real_out or (os.path.exists(out) and os.path.exists(path)
+                                                   and os.path.samefile(out, path)):
+            raise FileError(f"{out}: is also the {name} ({path}); writing it would replace that input, "
+                            f"choose another output path")
 
 
 def require_records(path: str | Path, records: int) -> None:
@@ -138,11 +254,13 @@ def read_json_file(path: str | Path, what: str = "JSON file") -> Any:
     if raw.startswith(_BOM):
         raw = raw[len(_BOM):]
     try:
-        return json.loads(raw.decode("utf-8"))
+        return loads_strict(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise FileError(f"{path}: {what} is not UTF-8 text (byte offset {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise FileError(f"{path}:{exc.lineno}: {what} is not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:
+        raise FileError(f"{path}: {what} is not valid JSON ({_json_problem(exc)})") from None
     except RecursionError:
         raise FileError(f"{path}: {what} is nested too deeply to parse") from None
 
@@ -159,7 +277,7 @@ def read_jsonl_objects(path: str | Path) -> tuple[list[dict[str, Any]], int]:
         return [], 0
     records: list[dict[str, Any]] = []
     skipped = 0
-    for _, rec, error in iter_jsonl(path):
+    for _, rec, error in iter_jsonl(path, allow_nan=True):
         if error is None and isinstance(rec, dict):
             records.append(rec)
         else:

@@ -32,6 +32,9 @@ from typing import Any
 BACKENDS = ("openai", "transformers")
 
 
+MAX_RETRIES = 100
+
+
 @dataclass
 class JudgeConfig:
     """Judge settings; keys of a judge YAML file are exactly these fields."""
@@ -72,6 +75,18 @@ class JudgeConfig:
                 raise ValueError(f"judge config: {name} must be > 0, got {getattr(self, name)}")
         if self.max_retries < 0 or self.backoff_s < 0:
             raise ValueError("judge config: max_retries and backoff_s must be >= 0")
+        if self.max_retries > MAX_RETRIES:  # with capped backoff, 10**21 retries of a dead judge never end
+            raise ValueError(f"judge config: max_retries must be <= {MAX_RETRIES}, got {self.max_retries}")
+        if self.temperature < 0:
+            raise ValueError(f"judge config: temperature must be >= 0, got {self.temperature}")
+        if self.video_frames < 1:
+            raise ValueError(f"judge config: video_frames must be >= 1, got {self.video_frames}")
+        if self.backend == "openai":
+            from ifpo.verifiers.http import base_url_problem
+
+            problem = base_url_problem(self.base_url)
+            if problem:
+                raise ValueError(f"judge config: base_url: {problem}")
         if self.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.api_key_env):
             raise ValueError(
                 "judge config: api_key_env must be the NAME of an environment variable (e.g. OPENAI_API_KEY), "
@@ -296,8 +311,8 @@ class AnswerCache:
 
         try:
             row = self._db().execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
-        except sqlite3.Error:
-            row = None  # an unreadable cache is a miss, never a failed verdict
+        except (sqlite3.Error, OSError):
+            row = None  # an unreadable cache (or a folder that cannot be made) is a miss, never a failed verdict
         if row is not None:
             try:
                 value = json.loads(row[0])
@@ -321,7 +336,7 @@ class AnswerCache:
         try:
             self._db().execute("INSERT OR REPLACE INTO answers (key, model, answer) VALUES (?, ?, ?)",
                                (key, model, dumps(answer)))
-        except sqlite3.Error:
+        except (sqlite3.Error, OSError):
             pass  # a full disk or locked file costs a cache entry, not the verdict
 
 
@@ -332,6 +347,9 @@ class Judge:
         self.config = config
         self.stats = JudgeStats()
         self.cache_dir = Path(os.path.expanduser(config.cache_dir)) if config.cache_dir else None
+        if self.cache_dir is not None and self.cache_dir.exists() and not self.cache_dir.is_dir():
+            raise ValueError(f"judge config: cache_dir: {self.cache_dir} is a file, expected a folder "
+                             "(or null for no cache)")
         self.cache = AnswerCache(self.cache_dir) if self.cache_dir else None
 
     # The content hash covers everything that changes the answer, and nothing secret.
@@ -476,6 +494,9 @@ def make_judge(config: JudgeConfig | str | Path | Mapping[str, Any] | None) -> J
         config = JudgeConfig.from_yaml(config)
     elif isinstance(config, Mapping):
         config = JudgeConfig.from_mapping(config)
+    elif not isinstance(config, JudgeConfig):
+        raise ValueError(f"judge: expected the path of a judge YAML or a mapping of its keys, got "
+                         f"{type(config).__name__} {config!r:.60}")
     try:
         return OpenAIJudge(config) if config.backend == "openai" else TransformersJudge(config)
     except ValueError as exc:  # e.g. the api_key_env variable is unset: name the file that asked for it

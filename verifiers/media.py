@@ -34,6 +34,8 @@ def media_path_problem(root: str | os.PathLike, rel: Any) -> str | None:
 
     if not isinstance(rel, str) or not rel.strip():
         return f"expected a non-empty relative path string, got {type(rel).__name__}"
+    if "\x00" in rel:  # no file name holds one; os calls would raise on it, failing the whole file
+        return f"path {rel!r} holds a NUL character"
     real_root = os.path.realpath(root)
     if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive:
         return f"path {rel!r} is absolute; expected a path relative to the dataset root {real_root!r}"
@@ -55,8 +57,20 @@ def confined_path(root: str | os.PathLike, rel: Any) -> str:
         raise MediaError(problem)
     real = os.path.realpath(os.path.join(os.path.realpath(root), rel))
     if not os.path.isfile(real):
-        raise MediaError(f"media file {rel!r} not found under the dataset root {os.path.realpath(root)!r}")
+        raise MediaError(missing_media_message(root, rel, real))
     return real
+
+
+def missing_media_message(root: str | os.PathLike, rel: str, real: str) -> str:
+    """Why media ``rel`` (real path ``real``) is not a file to read: missing, a folder, a fifo, ..."""
+    where = f"under the dataset root {os.path.realpath(root)!r}"
+    if os.path.isdir(real):
+        return f"media path {rel!r} is a folder {where}, expected a media file"
+    if os.path.exists(real):
+        return f"media path {rel!r} {where} is not a regular file (a fifo, socket or device)"
+    hint = ("; URLs are not fetched: put the file under the dataset root" if "://" in rel
+            else "; write '/' as the separator" if "\\" in rel else "")
+    return f"media file {rel!r} not found {where}{hint}"
 
 
 def probe_media(path: str | os.PathLike, kind: str) -> str | None:

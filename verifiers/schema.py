@@ -116,7 +116,9 @@ class _MediaChecker:
         if problem:
             return problem
         if self.check_exists and not (self.root / rel).is_file():
-            return f"media file {rel!r} not found under the dataset root {str(self.root)!r}"
+            from ifpo.verifiers.media import missing_media_message
+
+            return missing_media_message(self.root, rel, str(self.root / rel))
         return None
 
 
@@ -365,9 +367,10 @@ def load_items(
     result = LoadResult(path=paths[0] if paths else Path("."))
     seen: dict[str, str] = {}
     validator: Validator | None = None
+    from ifpo.verifiers.io import require_input_file
+
     for path in paths:
-        if not path.is_file():
-            raise FileNotFoundError(f"items file not found: {path}")
+        require_input_file(path, "items file")
         records_before = result.records
         file_root = Path(root) if root is not None else path.parent
         if validator is None or validator.media.root != file_root.resolve():

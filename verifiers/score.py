@@ -288,10 +288,17 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     items_path, responses_path = Path(args.items), Path(args.responses)
-    for p in (items_path, responses_path):
-        if not p.is_file():
-            print(f"ifpo score: file not found: {p}", file=sys.stderr)
+    from ifpo.verifiers.io import refuse_overwriting_inputs, require_input_file
+
+    for p, what in ((items_path, "items file"), (responses_path, "responses file")):
+        try:
+            require_input_file(p, what)
+        except ValueError as exc:
+            print(f"ifpo score: {exc}", file=sys.stderr)
             return 2
+
+    refuse_overwriting_inputs(args.out, {"--items file": items_path, "--responses file": responses_path,
+                                         "--judge file": args.judge})
     try:
         problems: list[str] = []
         if args.format == "ifeval":
