@@ -15,7 +15,8 @@ Deliberate differences, each because the reference is not reproducible there:
   the reference would also replace at random (negative counts, ``nth_paragraph`` outside
   ``1..num_paragraphs``, empty keyword lists) raise ``ValueError`` through ``params_check``;
 - ``keywords:letter_frequency`` with a ``letter`` that is not an ASCII letter (the official data
-  asks for "#" and "!") counts that character as given, where the reference draws a random letter;
+  asks for "#" and "!") counts that character as given, as google-research's current checker does
+  (lm-eval's copy and earlier versions draw a random letter there);
 - language detection is seeded (``DetectorFactory.seed = 0``; the reference is unseeded and can
   flip on short text); a detection error counts as followed, as in the reference;
 - keywords, forbidden words, section splitters and custom postscript markers are regexes, pasted
@@ -372,10 +373,11 @@ def _forbidden_plan(words: tuple[str, ...]) -> tuple[tuple[str, str | None], ...
 
 
 def _check_letter(p: Mapping[str, Any]) -> str | None:
-    # Any single character is accepted and counted as given. The reference replaces a value that
-    # is not one ASCII letter with a random letter, which no one can reproduce; the official
-    # input_data.jsonl has two such records (keys 1122, 1129 ask for "#" and "!"), and counting
-    # the character the prompt names is what the prompt asks for.
+    # Any single character is accepted and counted as given, as google-research's current checker
+    # does (it draws a random letter only for an empty or longer value). lm-eval's copy and earlier
+    # versions also replace a character that is not an ASCII letter with a random one, which
+    # no one can reproduce; the official input_data.jsonl has two such records (keys 1122, 1129
+    # ask for "#" and "!"), and counting the character the prompt names is what it asks for.
     letter = p.get("letter")
     if not isinstance(letter, str) or len(letter.strip()) != 1:
         return f"letter must be a single character, got {letter!r}"
