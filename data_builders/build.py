@@ -584,8 +584,8 @@ def _check_state(out: Path, config: BuildConfig, items: Sequence[Mapping[str, An
         changed = [k for k in state if previous.get(k) != state[k]]
         if changed:
             raise ValueError(
-                f"{out} holds a build made with different {' and '.join(changed)}; resume only with the same "
-                "items and settings (workers may differ), or write to another --out"
+                f"{out} holds a build made with different {' and '.join(changed)} ({path.name}); resume only with "
+                "the same items and settings (workers may differ), or write to another --out"
             )
     else:
         path.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")

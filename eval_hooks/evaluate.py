@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ifpo.eval_hooks.core import (
+    REPORT,
     RESPONSES,
+    VERDICTS,
     ResponseLog,
     read_responses,
     score_and_write,
@@ -68,7 +70,14 @@ def resolve_adapter(model: str, adapter: str | None) -> tuple[str, str | None]:
         raise ValueError(f"--adapter {adapter}: no adapter_config.json there (not a PEFT adapter folder)")
     if adapter != model:
         return model, adapter
-    base = json.loads(config_path.read_text(encoding="utf-8")).get("base_model_name_or_path")
+    from ifpo.verifiers.io import read_json_file
+
+    config = read_json_file(config_path, "adapter config")  # not UTF-8 / not JSON: one line naming it
+    if not isinstance(config, dict):
+        raise ValueError(f"{config_path}: expected a JSON object (PEFT's adapter config), got {type(config).__name__}")
+    base = config.get("base_model_name_or_path")
+    if not isinstance(base, str):
+        base = None
     if not base:
         raise ValueError(f"{config_path}: base_model_name_or_path is empty; pass the base with --model and the folder with --adapter")
     return base, adapter
@@ -181,7 +190,13 @@ def check_resume(out_dir: Path, identity: Mapping[str, Any], overwrite: bool) ->
         from ifpo.verifiers.io import read_json_file
 
         data = read_json_file(run_file, "evaluation record")  # a corrupt file: one line naming it
-        previous = data.get("identity", {}) if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{run_file}: expected a JSON object, got {type(data).__name__}; "
+                             "use --overwrite to start the evaluation again")
+        previous = data.get("identity", {})
+        if not isinstance(previous, dict):
+            raise ValueError(f"{run_file}: identity: expected an object, got {type(previous).__name__}; "
+                             "use --overwrite to start the evaluation again")
         previous = {**IDENTITY_DEFAULTS, **previous}
         diff = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
         if diff:
@@ -270,9 +285,10 @@ def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
         data["media"] = media
     flags = {"temperature": args.temperature, "top_p": args.top_p, "max_new_tokens": args.max_new_tokens,
              "seed": args.seed, "concurrency": args.concurrency, "api_key_env": args.api_key_env, "device": args.device}
-    data.update({k: v for k, v in flags.items() if v is not None})
+    flags = {k: v for k, v in flags.items() if v is not None}
+    data.update(flags)
     data["model"] = args.model
-    if args.endpoint:
+    if args.endpoint is not None:
         data.update(backend="openai", base_url=args.endpoint)
     else:
         data["backend"] = "transformers"
@@ -280,7 +296,13 @@ def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
             import torch
 
             data["device"] = "cuda" if torch.cuda.is_available() else "cpu"
-    return GenerationConfig.from_mapping(data, source=args.generation or "ifpo evaluate")
+    # A bad value may come from the YAML or from a flag: the message says which places it can be.
+    given = [f"--{k.replace('_', '-')}" for k in flags] + (["--endpoint"] if args.endpoint is not None else [])
+    given += [f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(MediaBudget)
+              if getattr(args, f"media_{f.name}", None) is not None]
+    given += [f"--recipe {args.recipe}"] if getattr(args, "recipe", None) else []
+    source = " with ".join(x for x in (args.generation, ", ".join(given)) if x) or "the generation defaults"
+    return GenerationConfig.from_mapping(data, source=source)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -292,9 +314,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError("--adapter applies to in-process models; an endpoint serves its own weights (use --model NAME)")
     if args.limit is not None and args.limit <= 0:
         raise ValueError(f"--limit must be > 0, got {args.limit}")
-    items_path = Path(args.items)
-    if not items_path.is_file():
-        raise ValueError(f"--items {items_path}: file not found")
+    if args.step is not None and args.step < 0:
+        raise ValueError(f"--step must be >= 0, got {args.step}")
+    if args.endpoint is not None and not args.endpoint.strip():
+        raise ValueError("--endpoint is empty; give the server's base URL (or leave --endpoint out to load --model)")
+    from ifpo.verifiers.io import refuse_overwriting_inputs, require_input_file
+
+    items_path = require_input_file(args.items, "--items file")
+    out = Path(args.out)
+    if not args.out or (out.exists() and not out.is_dir()):
+        raise ValueError(f"--out {args.out!r}: expected an output folder" + (", not a file" if args.out else ""))
+    for name in (RUN_FILE, RESPONSES, VERDICTS, REPORT):  # an input kept in --out under an output's name
+        refuse_overwriting_inputs(out / name, {"--items file": items_path, "--generation file": args.generation,
+                                               "--judge file": args.judge, "--recipe file": args.recipe})
     loaded = load_items(items_path, root=args.root)
     if loaded.errors:
         shown = "\n  ".join(str(e) for e in loaded.errors[:20])

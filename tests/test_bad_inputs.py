@@ -344,6 +344,13 @@ def test_build_pairs_bad_item_line_named_good_items_built(root, capsys, kind):
         (["--temperature", "0.5", "--generation", "GEN"], "temperature: expected a number"),
         (["--generation", "MISSING"], "settings file not found"),
         (["--api-key-env", "IFPO_UNSET_KEY_FOR_TEST"], "IFPO_UNSET_KEY_FOR_TEST"),
+        (["--temperature", "nan"], "--temperature, --endpoint: temperature: expected a finite number"),  # names the flag
+        (["--video-fps", "nan"], "--endpoint, --video-fps: generation config: media: video_fps: expected a finite"),
+        (["--seed", "9" * 25], "seed: expected a seed in 0..4294967295"),
+        (["--api-key-env", "sk-live-123"], "api_key_env must be the NAME"),  # the value was echoed as a variable name
+        (["--step", "-3"], "--step must be >= 0"),
+        (["--endpoint", ""], "--endpoint is empty"),  # was: no endpoint, so 'm' was looked up on the hub
+        (["--endpoint", "localhost:8000/v1"], "base_url: 'localhost:8000/v1' is not an http"),
     ],
 )
 def test_evaluate_setting_errors_are_one_line_exit_2(root, capsys, monkeypatch, args, words):
@@ -353,11 +360,13 @@ def test_evaluate_setting_errors_are_one_line_exit_2(root, capsys, monkeypatch, 
     (root / "gen.yaml").write_text("temperature: hot\n")
     args = [str(root / "gen.yaml") if a == "GEN" else str(root / "missing.yaml") if a == "MISSING" else a
             for a in args]
-    if "--temperature" in args:  # the YAML's value is what is refused; drop the flag that would override it
+    if args[:2] == ["--temperature", "0.5"]:  # the YAML's value is what is refused; drop the flag that would override it
         args = args[2:]
-    rc, _, err = run(capsys, ["evaluate", "--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items",
+    endpoint = [] if "--endpoint" in args else ["--endpoint", "http://127.0.0.1:9/v1"]
+    rc, _, err = run(capsys, ["evaluate", "--model", "m", *endpoint, "--items",
                               str(items), "--out", str(root / "ev"), "--no-progress", *args])
     assert rc == 2 and words in err, err
+    assert "sk-live" not in err
 
 
 def test_evaluate_dead_endpoint_records_each_failure_and_exits_1(root, capsys):
@@ -508,7 +517,7 @@ def test_grpo_items_with_corrupt_media_are_left_out_by_name(root, capsys):
     assert "item 'good-2': media.images[0]: 'media/images/corrupt.png' cannot be decoded" in err
 
 
-@pytest.mark.parametrize("content", [b'{"builder_version": ', b"\xff\xfe", b"[1]"])
+@pytest.mark.parametrize("content", [b'{"builder_version": ', b"\xff\xfe", b"[1]", b'{"identity": [1, 2]}', b'"x"'])
 def test_corrupt_state_files_of_a_resumable_command_are_named(root, capsys, content):
     items = root / "items.jsonl"
     items.write_bytes(line(item(1)))
@@ -692,3 +701,31 @@ def test_judge_cache_dir_that_is_a_file_is_named(root, capsys):
     rc, _, err = run(capsys, ["score", "--items", str(items), "--responses", str(responses), "--out",
                               str(root / "r.json"), "--judge", str(judge), "--no-progress"])
     assert rc == 2 and f"cache_dir: {items} is a file, expected a folder" in err and str(judge) in err, err
+
+
+@pytest.mark.parametrize("name", ["responses.jsonl", "report.json", "evaluation.json"])
+def test_evaluate_never_replaces_an_items_file_kept_in_out(root, capsys, name):
+    """`--overwrite` deletes the folder's outputs: an items file saved there under such a name went with them."""
+    out = root / "ev"
+    out.mkdir()
+    items = out / name
+    items.write_bytes(line(item(1)))
+    rc, _, err = run(capsys, ["evaluate", "--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items", str(items),
+                              "--out", str(out), "--overwrite", "--no-progress"])
+    assert rc == 2 and "is also the --items file" in err and items.read_bytes() == line(item(1)), err
+    rc, _, err = run(capsys, ["evaluate", "--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items", str(items),
+                              "--out", str(items), "--no-progress"])
+    assert rc == 2 and "expected an output folder, not a file" in err
+
+
+@pytest.mark.parametrize("content, words", [(b"[1]", "expected a JSON object (PEFT's adapter config), got list"),
+                                            (b"\xff{", "adapter config is not UTF-8")])
+def test_evaluate_names_a_corrupt_adapter_config(root, capsys, content, words):
+    adapter = root / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_bytes(content)
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)))
+    rc, _, err = run(capsys, ["evaluate", "--model", str(adapter), "--items", str(items), "--out", str(root / "ev"),
+                              "--device", "cpu", "--no-progress"])
+    assert rc == 2 and f"{adapter / 'adapter_config.json'}: " in err and words in err, err
