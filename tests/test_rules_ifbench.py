@@ -534,3 +534,48 @@ def test_pronouns_from_the_chunks_that_can_hold_one_equal_the_full_token_count(m
     for text in texts:
         if text.strip():
             assert tuple(run_checker(pronouns, text, {"N": 3})) == _former_pronouns(text, 3), repr(text)
+
+
+def _former_no_bullets_bullets(response):
+    from ifpo.verifiers.text import punkt_sentences
+
+    prose, sentences, bullets = True, 0, 0
+    for line in response.split("\n"):
+        if line.strip().startswith("*"):
+            prose = False
+            if sentences < 2:
+                return False, f"{sentences} sentence(s) before the first bullet, expected at least 2"
+            bullets += 1
+        elif prose:
+            prose = punkt_sentences(line.strip())
+            sentences += len(prose)
+        else:
+            return False, "text after the bullets started"
+    return bullets >= 2, f"{sentences} sentences then {bullets} bullets"
+
+
+def test_no_bullets_bullets_equals_the_former_checker():
+    """format:no_bullets_bullets counts each line's sentences with punkt_sentence_count: the former
+    checker's verdict and message (sentence lists per line), on lines with and without candidates,
+    blank lines before, between and after the bullets."""
+    import random
+    from collections import Counter
+
+    identity = bench_modules.load("punkt_identity")
+    checker = REGISTRY.get("format:no_bullets_bullets")
+    rng = random.Random(32)
+    pieces = ["* a", " * b.", "*", "", " ", "\t", "0.5 s", "One. Two.", "Dr. Smith left. He", "a.\x1c", "x?y", "e.g. this",
+              "End.\r", "A. B. C. D.", "\u2028", "\x0c"]
+    decided = Counter()
+    for _ in range(1500):
+        lines = [rng.choice(pieces) if rng.random() < 0.6 else identity.random_text(rng, 12).replace("\n", " ")
+                 for _ in range(rng.randint(1, 12))]
+        if rng.random() < 0.5:  # prose, then bullets
+            lines = sorted(lines, key=lambda line: line.strip().startswith("*"))
+        text = "\n".join(lines)
+        if not text.strip():
+            continue
+        want = _former_no_bullets_bullets(text)
+        assert tuple(run_checker(checker, text, {})) == want, repr(text)
+        decided[want[1].split()[-1]] += 1
+    assert decided["bullets"] > 200 and decided["started"] > 100 and decided["2"] > 100, decided

@@ -615,6 +615,28 @@ def test_punkt_question_and_exclamation_candidates_break_without_being_read(punk
     assert not FastPunkt(reference._params, Other())._bang_breaks
 
 
+def test_punkt_sentence_count_is_the_number_of_nltks_sentences(punkt_pair):
+    """FastPunkt.count (no call chain for a text without a candidate) is the number of NLTK's sentences:
+    on PUNKT_CASES, random texts and each of their lines (stripped or not), and hand-picked texts
+    without a candidate (decimals, a final period, trailing whitespace NLTK's pattern does not see)."""
+    import random
+
+    identity = bench_modules.load("punkt_identity")
+    fast, reference = punkt_pair
+    rng = random.Random(31)
+    texts = list(PUNKT_CASES) + [identity.random_text(rng) for _ in range(800)]
+    texts += [line for text in texts[-400:] for line in text.split("\n")]
+    texts += [line.strip() for line in texts[-800:]]
+    texts += ["", " ", "\n", ".", "a.", " a. ", "0.5 s", "1.2.3", "a.b", "x. \x1c", "x.\x1c y", "a.\u2028b", "a.)",
+              "a.\u00bb b", "e.g.", "U.S. x", "a!", "a?b", "\x1c", "\x1c.", "a .", "..."]
+    without = 0
+    for text in texts:
+        want = len(reference.tokenize(text))
+        assert fast.count(text) == want, repr(text)
+        without += fast._candidates.search(text) is None
+    assert without > 300  # the shortcut ran
+
+
 def test_punkt_equals_nltk_on_the_scaling_shapes(punkt_pair):
     for text in bench_modules.load("checker_scaling").shapes(20_000).values():
         _assert_punkt_equal(*punkt_pair, text)

@@ -180,6 +180,15 @@ class FastPunkt:
             return [text[:end]] if end or not realign_boundaries else []
         return [text[a:b] for a, b in self.span_tokenize(text, realign_boundaries)]
 
+    def count(self, text: str) -> int:
+        """``len(self.tokenize(text))``; a text without a candidate (a ``[.?!]`` followed by whitespace
+        and a word, or by one of NLTK's non-word characters) is one sentence up to its trailing
+        whitespace, or none, without the call chain (a checker that splits line by line calls this
+        for every line)."""
+        if self._candidates.search(text) is None:
+            return 1 if text.rstrip() else 0  # _slices' one slice, kept by span_tokenize when not empty
+        return len(self.tokenize(text))
+
     def span_tokenize(self, text: str, realign_boundaries: bool = True) -> list[tuple[int, int]]:
         """``(start, end)`` offsets of the sentences (``PunktSentenceTokenizer.span_tokenize``)."""
         if "." not in text and "?" not in text and "!" not in text:

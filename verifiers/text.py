@@ -538,6 +538,15 @@ def punkt_sentences(text: str) -> list[str]:
     return _punkt().tokenize(text)
 
 
+def punkt_sentence_count(text: str) -> int:
+    """``len(punkt_sentences(text))``, cheaper on text without a sentence-end candidate.
+
+    >>> punkt_sentence_count("0.5 s"), punkt_sentence_count("One. Two."), punkt_sentence_count(" ")
+    (1, 2, 0)
+    """
+    return _punkt().count(text)
+
+
 def clear_caches() -> None:
     """Empty the caches keyed by response text (Treebank tokens per chunk, Punkt decisions per context).
 

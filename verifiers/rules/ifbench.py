@@ -52,7 +52,7 @@ from ifpo.verifiers.registry import (
     register,
     register_judge,
 )
-from ifpo.verifiers.text import punkt_sentences, word_tokenize
+from ifpo.verifiers.text import punkt_sentence_count, punkt_sentences, word_tokenize
 
 SOURCE = "ifbench"
 
@@ -1186,8 +1186,8 @@ def no_bullets_bullets(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
                 return False, f"{sentences} sentence(s) before the first bullet, expected at least 2"
             bullets += 1
         elif prose:
-            prose = punkt_sentences(line.strip())
-            sentences += len(prose)
+            prose = punkt_sentence_count(line.strip())  # (truthy as the sentence list is: one or more)
+            sentences += prose
         else:
             return False, "text after the bullets started"
     return bullets >= 2, f"{sentences} sentences then {bullets} bullets"
