@@ -14,9 +14,11 @@ and skipped. Prints a table; exits 1 when no report could be read.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from ifpo.eval_hooks.core import REPORT, RESPONSES, VERDICTS
 from ifpo.eval_hooks.dashboard import DEFAULT_MAX_MEDIA_KB, render_dashboard
 from ifpo.eval_hooks.reports import (
     Comparison,
@@ -29,7 +31,7 @@ from ifpo.eval_hooks.reports import (
     to_csv,
     to_json,
 )
-from ifpo.verifiers.io import dumps, write_text_atomic
+from ifpo.verifiers.io import dumps, refuse_overwriting_inputs, write_text_atomic
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,8 +109,23 @@ def cli_main(argv: list[str]) -> int:
         return 2
     item_files = args.items
     if item_files is None:
-        item_files = sorted({str(c.report.get("evaluation", {}).get("items")) for c in comparison.checkpoints
-                             if c.report.get("evaluation", {}).get("items")})
+        item_files = sorted({str((c.report.get("evaluation") or {}).get("items")) for c in comparison.checkpoints
+                             if (c.report.get("evaluation") or {}).get("items")})
+    else:
+        for f in item_files:
+            if not Path(f).is_file():
+                print(f"ifpo compare: --items {f}: not a file; its instructions are left out of the page",
+                      file=sys.stderr)
+    outputs = [x for x in (args.out, args.csv, args.json) if x]
+    if len({os.path.realpath(x) for x in outputs}) < len(outputs):
+        print("ifpo compare: --out, --csv and --json must be different files", file=sys.stderr)
+        return 2
+    # Reports are replaced atomically: an output naming one of the inputs would swap it for the page.
+    inputs = {f"--items file {f}": f for f in item_files}
+    for c in comparison.checkpoints:
+        inputs.update({f"{c.label}'s {name}": c.path / name for name in (REPORT, RESPONSES, VERDICTS)})
+    for x in outputs:
+        refuse_overwriting_inputs(x, inputs)
     texts = load_item_texts(item_files)
     if args.max_media_kb < 0:
         print("ifpo compare: --max-media-kb must be >= 0", file=sys.stderr)

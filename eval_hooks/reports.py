@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ifpo.eval_hooks.core import (
+    HEADLINE,
     REPORT,
     RESPONSES,
     VERDICTS,
@@ -108,6 +109,60 @@ def _read_jsonl_by_id(path: Path) -> dict[str, dict[str, Any]]:
     return {rec["id"]: rec for rec in records if isinstance(rec.get("id"), str)}
 
 
+def _read_verdicts_by_id(path: Path) -> dict[str, dict[str, Any]]:
+    """verdicts.jsonl records whose verdicts can be drawn; others fall back to the report's own."""
+    return {k: rec for k, rec in _read_jsonl_by_id(path).items() if _verdicts_problem(rec) is None}
+
+
+def _is_rate(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _verdicts_problem(item: Mapping[str, Any]) -> str | None:
+    verdicts = item.get("verdicts")
+    if not isinstance(verdicts, list):
+        return f"verdicts: expected a list, got {type(verdicts).__name__}"
+    for n, v in enumerate(verdicts):
+        if not (isinstance(v, dict) and isinstance(v.get("constraint_id"), str) and v.get("passed") in (True, False, None)
+                and "passed" in v):
+            return f"verdicts[{n}]: expected an object with constraint_id and passed (true, false or null)"
+    return None
+
+
+def report_problem(report: Mapping[str, Any]) -> str | None:
+    """Why a parsed report cannot be drawn (``None``: it can), naming the field.
+
+    Every checkpoint's report feeds one dashboard, so a report edited by hand or written by
+    another tool must be skipped by name here, not fail the page for every run.
+    """
+    for key in (*HEADLINE, "n_items"):
+        if key in report and not _is_rate(report[key]):
+            return f"{key}: expected a number or null, got {type(report[key]).__name__}"
+    if not isinstance(report["n_items"], int) or isinstance(report["n_items"], bool):
+        return f"n_items: expected an integer, got {type(report['n_items']).__name__}"
+    for key in ("evaluation", "unjudged", "judge"):
+        if report.get(key) is not None and not isinstance(report[key], dict):
+            return f"{key}: expected an object, got {type(report[key]).__name__}"
+    dims = report["cpr_by_dimension"]
+    if not isinstance(dims, dict) or not all(isinstance(k, str) and _is_rate(v) for k, v in dims.items()):
+        return "cpr_by_dimension: expected an object of dimension -> rate"
+    for key, rate in (("by_constraint_type", "cpr"), ("by_k", "ipr")):
+        table = report[key]
+        if not isinstance(table, dict) or not all(isinstance(v, dict) and _is_rate(v.get(rate)) for v in table.values()):
+            return f"{key}: expected an object of name -> {{{rate}: rate, ...}}"
+    seen: set[str] = set()
+    for n, it in enumerate(report["items"]):
+        if not isinstance(it.get("id"), str):
+            return f"items[{n}].id: expected a string, got {type(it.get('id')).__name__}"
+        if it["id"] in seen:
+            return f"items[{n}].id: {it['id']!r} appears twice"
+        seen.add(it["id"])
+        problem = _verdicts_problem(it)
+        if problem:
+            return f"items[{n}].{problem}"
+    return None
+
+
 def load_checkpoint(folder: Path, run: str, run_root: Path) -> Checkpoint | Skipped:
     """One evaluation folder, or why it is skipped."""
     path = folder / REPORT
@@ -131,11 +186,14 @@ def load_checkpoint(folder: Path, run: str, run_root: Path) -> Checkpoint | Skip
     if not isinstance(report["items"], list) or not all(isinstance(i, dict) and "id" in i and "verdicts" in i
                                                         for i in report["items"]):
         return Skipped(path, "not a complete ifpo report: 'items' must be a list of {id, verdicts}")
+    problem = report_problem(report)
+    if problem:
+        return Skipped(path, f"not an ifpo report: {problem}")
     evaluation = report.get("evaluation") or {}
     step = evaluation.get("step") if isinstance(evaluation.get("step"), int) else step_from_path(folder)
     responses, _ = read_responses(folder / RESPONSES)
     name = "." if folder == run_root else folder.relative_to(run_root).as_posix()
-    return Checkpoint(run, step, folder, report, responses, _read_jsonl_by_id(folder / VERDICTS), name)
+    return Checkpoint(run, step, folder, report, responses, _read_verdicts_by_id(folder / VERDICTS), name)
 
 
 def _run_name(folder: Path, taken: set[str]) -> str:

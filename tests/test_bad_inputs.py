@@ -729,3 +729,60 @@ def test_evaluate_names_a_corrupt_adapter_config(root, capsys, content, words):
     rc, _, err = run(capsys, ["evaluate", "--model", str(adapter), "--items", str(items), "--out", str(root / "ev"),
                               "--device", "cpu", "--no-progress"])
     assert rc == 2 and f"{adapter / 'adapter_config.json'}: " in err and words in err, err
+
+
+def _two_checkpoints(root):
+    from ifpo.eval_hooks.core import checkpoint_eval_dir, score_and_write
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+
+    run_dir = root / "run"
+    for step in (1, 2):
+        score_and_write([item(1), item(2)], {"good-1": "one two three four", "good-2": "one two"},
+                        checkpoint_eval_dir(run_dir, step), ChecklistEvaluator(None), {"step": step})
+    return run_dir, checkpoint_eval_dir(run_dir, 2) / "report.json"
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (lambda r: {**r, "evaluation": [1]}, "evaluation: expected an object, got list"),  # AttributeError before
+        (lambda r: {**r, "ipr": "high"}, "ipr: expected a number or null, got str"),  # format error: exit 2 for all
+        (lambda r: {**r, "n_items": "2"}, "n_items: expected a number or null, got str"),
+        (lambda r: {**r, "cpr_by_dimension": [1]}, "cpr_by_dimension: expected an object"),
+        (lambda r: {**r, "by_constraint_type": "x"}, "by_constraint_type: expected an object"),
+        (lambda r: {**r, "by_k": {"1": 0.5}}, "by_k: expected an object"),
+        (lambda r: {**r, "items": [{**r["items"][0], "id": 7}]}, "items[0].id: expected a string, got int"),
+        (lambda r: {**r, "items": [{**r["items"][0], "verdicts": "x"}]}, "items[0].verdicts: expected a list"),
+        (lambda r: {**r, "items": [{**r["items"][0], "verdicts": [1]}]}, "items[0].verdicts[0]: expected an object"),
+        (lambda r: {**r, "items": [r["items"][0], r["items"][0]]}, "items[1].id: 'good-1' appears twice"),
+    ],
+)
+def test_compare_skips_a_report_of_another_shape_by_field_and_draws_the_rest(root, capsys, change, words):
+    run_dir, report = _two_checkpoints(root)
+    report.write_text(json.dumps(change(json.loads(report.read_text()))))
+    page, js = root / "d.html", root / "c.json"
+    rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(page), "--json", str(js), "--csv", str(root / "c.csv")])
+    assert rc == 0 and f"skipped {report}: not an ifpo report: {words}" in err, err
+    assert [c["step"] for c in json.loads(js.read_text())["checkpoints"]] == [1] and page.is_file()
+
+
+def test_compare_verdicts_file_of_another_shape_falls_back_to_the_report(root, capsys):
+    run_dir, report = _two_checkpoints(root)
+    (report.parent / "verdicts.jsonl").write_text('{"id": "good-1", "verdicts": "no"}\n{"id": "good-2", "verdicts": [3]}\n')
+    rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(root / "d.html"), "--json", str(root / "c.json")])
+    assert rc == 0, err
+    assert [c["step"] for c in json.loads((root / "c.json").read_text())["checkpoints"]] == [1, 2]
+
+
+@pytest.mark.parametrize("which", ["--out", "--json", "--csv"])
+def test_compare_outputs_never_replace_a_report_or_items_file(root, capsys, which):
+    run_dir, report = _two_checkpoints(root)
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)))
+    for target in (report, report.parent / "responses.jsonl", items):
+        before = target.read_bytes()
+        argv = {"--out": str(root / "d.html")} | {which: str(target)}
+        rc, _, err = run(capsys, ["compare", str(run_dir), "--items", str(items), *[x for kv in argv.items() for x in kv]])
+        assert rc == 2 and "writing it would replace that input" in err and target.read_bytes() == before, err
+    rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(root / "d.html"), "--csv", str(root / "d.html")])
+    assert rc == 2 and "must be different files" in err
