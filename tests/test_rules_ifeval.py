@@ -266,6 +266,12 @@ CASES = [
     # first_word is lowered but not stripped
     ("length_constraints:nth_paragraph_first_word", {"first_word": " then"}, "Hi.\n\nThen, bye.", False),
     ("length_constraints:nth_paragraph_first_word", {"first_word": "Then "}, "Hi.\n\nThen, bye.", False),
+    # whole floats (a JSON export of the HF dataset's nullable int columns) are the ints they are,
+    # compared as numbers, as in the reference
+    ("length_constraints:number_words", {"num_words": 5.0}, "a b c", True),
+    ("length_constraints:number_words", {"num_words": 3.0, "relation": "at least"}, "a b", False),
+    ("detectable_content:number_placeholders", {"num_placeholders": 2.0}, "[a] [b]", True),
+    ("keywords:letter_frequency", {"letter": "a", "let_frequency": 2.0}, "aa", True),
     # a letter whose lower case is two characters is never one character of the lowered response
     ("keywords:letter_frequency", {"letter": "\u0130", "let_frequency": 1}, "\u0130 i\u0307", False),
 ]
@@ -368,7 +374,7 @@ def test_missing_required_kwarg_raises(type_id):
         ("keywords:existence", {"keywords": "dog"}),
         ("keywords:frequency", {"keyword": "fun", "frequency": "2", "relation": "at least"}),
         ("keywords:frequency", {"keyword": "fun", "frequency": 2, "relation": "at most"}),
-        ("length_constraints:number_words", {"num_words": 5.0, "relation": "less than"}),
+        ("length_constraints:number_words", {"num_words": 5.5, "relation": "less than"}),  # 5.0 is 5
         ("length_constraints:number_words", {"num_words": True, "relation": "less than"}),
         ("detectable_content:number_placeholders", {"num_placeholders": None}),
         ("combination:repeat_prompt", {"prompt_to_repeat": ["Write"]}),

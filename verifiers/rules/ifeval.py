@@ -84,6 +84,8 @@ def _ifeval(
     """``register`` with IFEval's source. Each checker starts with the strict-mode rule that an
     empty or whitespace-only response fails (``if not response or response.isspace(): return
     _EMPTY``, inline rather than in a wrapper, whose extra call cost as much as some checks)."""
+    params = tuple(params)
+    ints = frozenset(p.name for p in params if p.kind == "int")
     return register(
         id,
         source=SOURCE,
@@ -92,7 +94,22 @@ def _ifeval(
         params=params,
         description=description,
         params_check=params_check,
+        params_coerce=_whole_floats(ints) if ints else None,
     )
+
+
+def _whole_floats(ints: frozenset[str]) -> Callable[[Any, Mapping[str, Any]], dict[str, Any]]:
+    """A ``params_coerce`` reading a whole float as the int it is (``300.0`` -> 300) for the int
+    params ``ints``. A JSON export of the HF dataset (a nullable int column) stores the counts as
+    floats, and the reference compares them as numbers, so ``num_words: 300.0`` is judged as 300
+    there. A fraction (``2.5``) is kept as given, so validation still refuses it."""
+
+    def coerce(ctype: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            k: int(v) if k in ints and type(v) is float and v.is_integer() else v for k, v in params.items()
+        }
+
+    return coerce
 
 
 # Same test as verifiers.text.is_empty (str.strip and str.isspace agree on whitespace), inline in
