@@ -89,6 +89,9 @@ def read_pairs(pairs_dir: str | Path) -> list[Pair]:
         except FileError as exc:
             raise ExportError(str(exc)) from None
     root = manifest.get("media_root") if isinstance(manifest, dict) else None
+    if root is not None and (not isinstance(root, str) or not root.strip()):
+        raise ExportError(f"{directory / 'manifest.json'}: media_root: expected a folder path string, got "
+                          f"{type(root).__name__} {root!r:.40}")
     media_root = None if root is None else (Path(root) if Path(root).is_absolute() else directory / root)
     pairs: list[Pair] = []
     seen: dict[str, int] = {}
@@ -151,22 +154,19 @@ def read_budget(recipe: str | Path | None):
 
     if recipe is None:
         return MediaBudget()
-    import yaml
+    from ifpo.verifiers.config import from_mapping, yaml_mapping
 
     path = Path(recipe)
     if not path.is_file():
         raise ExportError(f"--recipe {path}: no such file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ExportError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(data, dict):
-        raise ExportError(f"{path}: a recipe is a mapping of key: value")
     names = {f.name for f in dataclasses.fields(MediaBudget)}
     try:
-        return MediaBudget(**{k: v for k, v in data.items() if k in names})
-    except (TypeError, ValueError) as exc:
-        raise ExportError(f"{path}: media budget: {exc}") from None
+        # The typed helper every settings file goes through: UTF-8, YAML errors with the line, a key
+        # given twice, wrong types and NaN named; the recipe's other keys are the trainer's, not ours.
+        data = yaml_mapping(path)
+        return from_mapping(MediaBudget, {k: v for k, v in data.items() if k in names}, f"{path}: media budget")
+    except ValueError as exc:
+        raise ExportError(str(exc)) from None
 
 
 def budget_flags(budget) -> dict[str, Any]:
@@ -404,9 +404,15 @@ def export(pairs_dir: str | Path, to: str, out: str | Path, *, media: str = "cop
                           + (f"; did you mean {close[0]!r}?" if close else ""))
     if push_to_hub and to != "hf":
         raise ExportError("--push-to-hub needs --to hf")
+    if not str(name).strip():
+        raise ExportError("--name: expected a dataset name, got an empty string")
+    if Path(out).resolve() == Path(pairs_dir).resolve():
+        raise ExportError(f"--out {out}: is the pairs folder itself; write the export to another folder")
     pairs = read_pairs(pairs_dir)
     budget = budget_flags(read_budget(recipe))
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out}: is a file, expected an output folder")
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "media_budget.json", budget)
     files = ["media_budget.json"]

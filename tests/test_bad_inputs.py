@@ -786,3 +786,50 @@ def test_compare_outputs_never_replace_a_report_or_items_file(root, capsys, whic
         assert rc == 2 and "writing it would replace that input" in err and target.read_bytes() == before, err
     rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(root / "d.html"), "--csv", str(root / "d.html")])
     assert rc == 2 and "must be different files" in err
+
+
+# --- ifpo export --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pairs_dir(root, capsys):
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1, media={"images": [PNG]})) + line(item(2)))
+    (root / "BUILD.yaml").write_text("kinds: [corrupted]\n")
+    rc, _, _ = run(capsys, ["build-pairs", "--items", str(items), "--out", str(root / "pairs"), "--config",
+                            str(root / "BUILD.yaml"), "--no-progress"])
+    assert rc == 0
+    return root / "pairs"
+
+
+@pytest.mark.parametrize(
+    "recipe, words",
+    [
+        (b"video_fps: fast\n", "media budget: video_fps: expected a number, got str 'fast'"),  # was a TypeError text
+        (b"video_fps: .nan\n", "media budget: video_fps: expected a finite number"),  # was exported
+        (b"video_fps: 1\nvideo_fps: 2\n", ":2: YAML syntax error: key 'video_fps' is given twice"),  # was exported
+        (b"video_fps: \xff\n", "not UTF-8 text"),  # named no file
+        (b"a: [\n", ":2: YAML syntax error"),
+    ],
+)
+def test_export_recipe_goes_through_the_typed_settings_helper(pairs_dir, root, capsys, recipe, words):
+    (root / "r.yaml").write_bytes(recipe)
+    rc, _, err = run(capsys, ["export", str(pairs_dir), "--to", "ms-swift", "--out", str(root / "ex"), "--recipe",
+                              str(root / "r.yaml")])
+    assert rc == 2 and str(root / "r.yaml") in err and words in err, err
+    assert not (root / "ex" / "train.jsonl").exists()
+
+
+def test_export_refuses_its_input_folder_an_empty_name_and_an_odd_media_root(pairs_dir, root, capsys):
+    before = (pairs_dir / "pairs.jsonl").read_bytes()
+    rc, _, err = run(capsys, ["export", str(pairs_dir), "--to", "ms-swift", "--out", str(pairs_dir)])
+    assert rc == 2 and "is the pairs folder itself" in err and not (pairs_dir / "train.jsonl").exists()
+    rc, _, err = run(capsys, ["export", str(pairs_dir), "--to", "ms-swift", "--out", str(pairs_dir / "pairs.jsonl")])
+    assert rc == 2 and "is a file, expected an output folder" in err
+    assert (pairs_dir / "pairs.jsonl").read_bytes() == before
+    rc, _, err = run(capsys, ["export", str(pairs_dir), "--to", "llamafactory", "--out", str(root / "ex"), "--name", " "])
+    assert rc == 2 and "--name: expected a dataset name" in err
+    manifest = json.loads((pairs_dir / "manifest.json").read_text())
+    (pairs_dir / "manifest.json").write_text(json.dumps({**manifest, "media_root": [1]}))
+    rc, _, err = run(capsys, ["export", str(pairs_dir), "--to", "ms-swift", "--out", str(root / "ex")])
+    assert rc == 2 and "manifest.json: media_root: expected a folder path string, got list" in err  # TypeError before
