@@ -384,12 +384,29 @@ def test_fast_span_patterns_match_as_the_readable_ones():
                 assert got == [(m.span(), m.groups()) for m in old_re.finditer(text)], (old, text, flags)
 
 
+def test_rounded_seconds_skips_round_only_where_it_changes_nothing():
+    """_rounded_seconds leaves out round(x, 3) for a number without a ".": equal to rounding every one,
+    for integers of any length (to inf), decimals and units."""
+    rng = random.Random(10)
+    units = ["", "s", " s", "秒", "\u3000SECS", " seconds", "ſ", "Sec"]
+    numbers = ["0", "7", "1" * 400, "9" * 17, "123456789012345678901234567890", "0.0005", "2.0005", "1.2345"]
+    numbers += ["".join(rng.choice("0123456789") for _ in range(rng.randint(1, 25))) for _ in range(500)]
+    numbers += [f"{rng.randint(0, 10**9)}.{rng.randint(0, 10**6)}" for _ in range(500)]
+    for number in numbers:
+        for unit in units:
+            token = number + unit
+            want = (round(float(number), 3), bool(unit))
+            assert v._rounded_seconds(token) == want, token
+
+
 def test_span_localization_equals_the_former_loop():
     rng = random.Random(9)
     distinct = "".join(f"{i}s - {i + 1}s jump\n" for i in range(300))  # many distinct spans
     cases = [distinct, distinct * 2, '[{"start": 1, "end": 2}, {"start": "0:01", "end": "0:02"}]',
              "begİn 1:00 and end 2:00", "ſtarting at 3ſ, ending at 4 ſecs", "BETWEEN 1.5 SECONDS AND 3\u3000s",
              "3ſ - 4ſ, 1 s to 2s, 12\u3000secs ~ 13 SeCoNdS",
+             # spans of two patterns, overlapping or not (the first pattern's alone take a path of their own)
+             "start 0:01 end 0:02 - 0:03", "between 1s and 2s - 3s", "从0:12到0:15 - 0:20", "1s-2s, start 3s end 4s",
              *_texts(rng, _SPAN_ATOMS, 3000, 14)]
     for text in cases:
         params = {
@@ -399,7 +416,8 @@ def test_span_localization_equals_the_former_loop():
             "expected_span_count": rng.choice([None, None, 1, 2]),
             "ignore_case": rng.random() < 0.5,
         }
-        assert v.span_localization(text, params) == former_span_localization(text, params), (text, params)
+        for p in (params, {**params, "custom_patterns": None}):
+            assert v.span_localization(text, p) == former_span_localization(text, p), (text, p)
 
 
 _SCHEMAS = [None, ["name", "count"], ["a", "b"], {"name": "", "count": ""}, {"name": ""}, {"name": {}, "count": ""},

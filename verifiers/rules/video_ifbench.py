@@ -1628,7 +1628,50 @@ def _json_spans(value: Any) -> list[tuple[float, float]]:
     return spans
 
 
-def _builtin_spans(text: str, flags: int) -> list[tuple[int, int, tuple[float, float]]]:
+def _distinct_keys(hits: list[tuple[int, int, Any]]) -> dict[Any, None]:
+    """The keys of the spans that count, each once: by start (the longer first at one start), a span
+    that overlaps one already counted is skipped (e.g. matched by two patterns)."""
+    hits.sort(key=lambda h: (h[0], -(h[1] - h[0])))
+    # Distinct keys in first-seen order, kept as dict keys: a membership test on a list made a
+    # response of many distinct spans (a long subtitle-like list) quadratic.
+    keys: dict[Any, None] = {}
+    last_end = -1
+    for start, end, key in hits:
+        if start < last_end:
+            continue
+        last_end = end
+        keys.setdefault(key)
+    return keys
+
+
+def _builtin_span_keys(text: str, flags: int) -> dict[Any, None]:
+    """``_distinct_keys(_builtin_spans(text, flags))``. When only the first pattern finds spans (a
+    list of "3s - 7s" lines), they cannot overlap (one finditer's matches do not), so every one
+    counts: their keys are read from ``findall``'s groups, without match objects, positions or a sort."""
+    if _builtin_spans(text, flags, first=False):  # spans of several patterns: their positions decide
+        return _distinct_keys(_builtin_spans(text, flags))
+    compiled = _SPAN_RES.get(flags) or tuple(re.compile(p, flags) for p in _FAST_SPAN_PATTERNS)
+    # (a loop, as in _builtin_spans: building the keys with zip and maps in C kept enough new container
+    # objects alive to set off two full garbage collections per MB, 0.05 s each in a loaded process)
+    read: dict[str, tuple[float, bool] | None] = {}  # token -> _rounded_seconds(token), each read once
+    get = read.get
+    keys: dict[Any, None] = {}
+    for a, b in compiled[0].findall(text):  # (a, b) of each match
+        sa = get(a, _UNREAD)
+        if sa is _UNREAD:
+            sa = read[a] = _rounded_seconds(a)
+        sb = get(b, _UNREAD)
+        if sb is _UNREAD:
+            sb = read[b] = _rounded_seconds(b)
+        if sa is None or sb is None or not (sa[1] or sb[1]):
+            continue  # as in _span_key: a bare number range is no span
+        keys[sa[0], sb[0]] = None
+    return keys
+
+
+def _builtin_spans(text: str, flags: int, first: bool = True) -> list[tuple[int, int, tuple[float, float]]]:
+    """(start, end, key) of each built-in span of ``text`` (``first=False``: of every pattern but
+    the first)."""
     hits = []
     compiled = _SPAN_RES.get(flags) or tuple(re.compile(p, flags) for p in _FAST_SPAN_PATTERNS)
     # _span_key inlined, each time token of this response read (and rounded) once: tokens repeat
@@ -1637,8 +1680,8 @@ def _builtin_spans(text: str, flags: int) -> list[tuple[int, int, tuple[float, f
     read: dict[str, tuple[float, bool] | None] = {}  # token -> (seconds to the ms, explicit) or None
     get = read.get
     lowered = text.lower()
-    for pattern, needs in zip(compiled, _SPAN_NEEDS):
-        if not needs(lowered):
+    for i, (pattern, needs) in enumerate(zip(compiled, _SPAN_NEEDS)):
+        if not (first or i) or not needs(lowered):
             continue
         for m in pattern.finditer(text):
             a, b = m.group(1, 2)  # "a" and "b": the patterns' only capturing groups
@@ -1679,9 +1722,11 @@ def _rounded_seconds(token: str) -> tuple[float, bool] | None:
     if ":" in token or "：" in token:
         seconds = _seconds(token)
         return None if seconds is None else (round(seconds[0], 3), seconds[1])
+    # (a float of an integer is already rounded: round is skipped without a ".")
     if token[-1].isdigit():
-        return round(float(token), 3), False
-    return round(float(token.rstrip(_UNIT_CHARS)), 3), True
+        return (round(float(token), 3) if "." in token else float(token)), False
+    number = token.rstrip(_UNIT_CHARS)
+    return (round(float(number), 3) if "." in number else float(number)), True
 
 
 @register(
@@ -1730,25 +1775,19 @@ def span_localization(response: str, params: Mapping[str, Any]) -> Check:
         bad = _bad_regex_check(f"custom_patterns[{i}]", pattern, flags)
         if bad:
             return bad
-    hits: list[tuple[int, int, Any]] = list(_builtin_spans(text, flags))
-    for pattern in params["custom_patterns"] or []:
-        for m in re.finditer(pattern, text, flags):
-            if m.end() == m.start():
-                continue
-            # A custom match that is also a built-in span gets the same key, so it counts once.
-            inner = _builtin_spans(m.group(0), flags)
-            key = inner[0][2] if inner else _fold(squash_whitespace(m.group(0)), params["ignore_case"])
-            hits.append((m.start(), m.end(), key))
-    hits.sort(key=lambda h: (h[0], -(h[1] - h[0])))
-    # Distinct keys in first-seen order, kept as dict keys: a membership test on a list made a
-    # response of many distinct spans (a long subtitle-like list) quadratic.
-    keys: dict[Any, None] = {}
-    last_end = -1
-    for start, end, key in hits:
-        if start < last_end:
-            continue  # overlaps a span already counted (e.g. matched by two patterns)
-        last_end = end
-        keys.setdefault(key)
+    if not params["custom_patterns"]:
+        keys = _builtin_span_keys(text, flags)
+    else:
+        hits: list[tuple[int, int, Any]] = list(_builtin_spans(text, flags))
+        for pattern in params["custom_patterns"]:
+            for m in re.finditer(pattern, text, flags):
+                if m.end() == m.start():
+                    continue
+                # A custom match that is also a built-in span gets the same key, so it counts once.
+                inner = _builtin_spans(m.group(0), flags)
+                key = inner[0][2] if inner else _fold(squash_whitespace(m.group(0)), params["ignore_case"])
+                hits.append((m.start(), m.end(), key))
+        keys = _distinct_keys(hits)
     parsed = _scorer_json(text)  # the response or its first {...}/[...] block, as the scorer reads it
     # JSON spans not already found in the text; each JSON span counts, even one the JSON repeats
     json_keys = [k for k in _json_spans(parsed) if k not in keys] if parsed is not None else []
