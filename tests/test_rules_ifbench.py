@@ -512,6 +512,25 @@ def test_overlap_with_the_prefilter_equals_the_former_checker(monkeypatch):
     assert calls.count(True) > 250 and calls.count(False) > 250, (calls.count(True), calls.count(False))
 
 
+def test_pronoun_run_pattern_matches_as_the_former_one():
+    """_PRONOUN_RUN as branches per first letter finds the same matches as the former pattern (a
+    look-behind, then every pronoun), on runs of pronouns, their pieces and neighbours glued together."""
+    import random
+    import re
+
+    from ifpo.verifiers.rules.ifbench import _PRONOUN_RUN, _PRONOUNS
+
+    former = re.compile(
+        r"(?<![a-z])(?:" + "|".join(sorted(_PRONOUNS, key=len, reverse=True)) + r")n?(?![a-z])|gimme|lemme")
+    pieces = sorted(_PRONOUNS) + ["gimme", "lemme", "gim", "lem", "me", "n", "n't", "x", "a", "s", "self", "ever",
+                                  "thing", "\xe9", "\u0131", "1", "_", " ", " ", ".", "'", "-", "G", "I"]
+    rng = random.Random(33)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(6000)]
+    texts += ["gimmegimme", "lemmelemme", "itn", "itnn", "xit", "itx", "ihim", "i", "", "nobodyn", "somethings"]
+    for text in texts:
+        assert [m.span() for m in _PRONOUN_RUN.finditer(text)] == [m.span() for m in former.finditer(text)], text
+
+
 def test_pronouns_from_the_chunks_that_can_hold_one_equal_the_full_token_count(monkeypatch):
     """count:pronouns tokenizes only the chunks with a pronoun-like run of letters (on text of mostly
     new chunks): the same count and message as the loop over every token, on texts full of

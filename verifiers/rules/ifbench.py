@@ -580,8 +580,21 @@ def pronouns(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
 # the Treebank tokenizer splits between two ASCII letters only in the contractions (gim|me, can|not,
 # ...) and before n't; so a pronoun token is a whole run of ASCII letters, or one followed by "n"
 # (it|n't), or the "me" of gimme / lemme. A chunk without such a run holds no pronoun.
-_PRONOUN_RUN = re.compile(
-    r"(?<![a-z])(?:" + "|".join(sorted(_PRONOUNS, key=len, reverse=True)) + r")n?(?![a-z])|gimme|lemme")
+#
+# As one branch per first letter, with the "no letter before" test after that letter: the stdlib engine
+# then skips every position whose character no branch starts with (a leading look-behind made it try
+# every alternative at every position: 3x the time on random text). The same matches as
+# (?<![a-z])(?:i|me|...)n?(?![a-z])|gimme|lemme: a pronoun match is the whole run of letters from
+# its start, whichever alternative matches, and no pronoun starts with g or l (a test compares them).
+def _first_letter_branches(words: Iterable[str]) -> str:
+    rests: dict[str, list[str]] = defaultdict(list)
+    for word in words:
+        rests[word[0]].append(word[1:])
+    return "|".join(f"{c}(?<![a-z]{c})(?:{'|'.join(sorted(rests[c], key=len, reverse=True))})n?(?![a-z])"
+                    for c in sorted(rests))
+
+
+_PRONOUN_RUN = re.compile(_first_letter_branches(_PRONOUNS) + "|gimme|lemme")
 
 
 @_ifbench(
