@@ -2,7 +2,7 @@
 
 Per-kind accuracy: TRL logs ``rewards/accuracies`` over the batch only. ifpo also logs
 ``rewards/accuracies/<kind>`` for each negative kind of the pairs' ``meta.kind`` (stripped,
-corrupted, conflict, misaligned, option_order, other), so one can see which negatives the model
+corrupted, conflict, misaligned, option_order, on_policy, grounding, other), so one can see which negatives the model
 has learnt to rank. The per-pair rewards come from the forward passes TRL already runs: a forward
 hook keeps the per-token log-probs that TRL's fused LM head returns, and the reward is formed exactly
 as TRL forms it (beta times the summed policy minus reference log-probs).

@@ -38,7 +38,10 @@ from ifpo.verifiers.media import (
 from trl.trainer.dpo_trainer import DataCollatorForVisionPreference
 
 # Negative kinds the pair builder writes in ``meta.kind``; anything else is counted as "other".
-PAIR_KINDS: tuple[str, ...] = ("stripped", "corrupted", "conflict", "misaligned", "option_order", "on_policy", "other")
+PAIR_KINDS: tuple[str, ...] = ("stripped", "corrupted", "conflict", "misaligned", "option_order", "on_policy",
+                              "grounding", "other")
+
+
 def kind_index(kind: str | None) -> int:
     """Position of ``kind`` in :data:`PAIR_KINDS` (unknown or missing kinds map to ``"other"``)."""
     return PAIR_KINDS.index(kind) if kind in PAIR_KINDS else PAIR_KINDS.index("other")
