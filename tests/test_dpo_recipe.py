@@ -58,6 +58,14 @@ def test_lists_flags_and_none(tmp_path):
         ("report_to: mlfow\n", [], "report_to: 'mlfow' is not a tracker.*did you mean 'mlflow'"),
         ("video_min_pixels: 100000\nvideo_max_pixels: 1000\n", [], "video_min_pixels .* exceeds video_max_pixels"),
         ("- a\n- b\n", [], "a recipe is a mapping"),
+        # Values TRL/torch/numpy refused only after the model was built (or mid-training), far from their key:
+        ("learning_rate: 1.0e-5\nlearning_rate: 2.0e-5\n", [], ":4: not valid YAML .key 'learning_rate' is given twice"),
+        ("", ["--learning_rate", "nan"], "learning_rate: expected a finite number"),
+        ("", ["--video_fps", "inf"], "video_fps: expected a finite number"),  # NaN frames mid-training
+        ("", ["--seed", "-1"], "seed: expected a seed in 0..4294967295"),  # numpy's set_seed error
+        ("", ["--tiny_seed", "99999999999999999999"], "tiny_seed: expected a seed"),  # torch overflow
+        ("", ["--per_device_train_batch_size", "0"], "per_device_train_batch_size must be >= 1"),
+        ("", ["--learning_rate", "-1"], "learning_rate must be >= 0"),
     ],
 )
 def test_bad_recipes_name_the_key(tmp_path, text, argv, expected):
@@ -124,3 +132,20 @@ def test_bad_recipe_exits_with_one_line_and_no_traceback(tmp_path):
     assert errors == [
         "train/dpo.py: error: unknown key 'lerning_rate' in " + path + "; did you mean 'learning_rate'?"
     ]
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        (b"learning_rate: \xff\n", "not UTF-8 text .byte offset 15."),  # was a bare UnicodeDecodeError
+        (b"a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + b"".join(
+            f"a{n}: &a{n} [{', '.join(['*a' if n == 1 else f'*a{n - 1}'] * 10)}]\n".encode() for n in range(1, 7)),
+         "expand to over 1,000,000 values"),
+    ],
+)
+def test_recipe_files_are_read_like_every_settings_file(tmp_path, raw, expected):
+    path = tmp_path / "recipe.yaml"
+    path.write_bytes(raw)
+    with pytest.raises(RecipeError, match=expected) as err:
+        parse_recipe([str(path)])
+    assert str(path) in str(err.value)

@@ -23,6 +23,7 @@ import dataclasses
 import difflib
 import enum
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -326,13 +327,19 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     if tp is float:
         if isinstance(value, bool):
             raise RecipeError(f"{key}: expected a number, got {value!r}")
+        number = None
         if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
+            number = float(value)
+        elif isinstance(value, str):
             try:
-                return float(value)
+                number = float(value)
             except ValueError:
                 pass
+        if number is not None and not math.isfinite(number):
+            # "nan" / .inf read as floats; a NaN learning rate or fps fails steps later, far from its key.
+            raise RecipeError(f"{key}: expected a finite number, got {value!r}")
+        if number is not None:
+            return number
         raise RecipeError(f"{key}: expected a number, got {value!r}")
     if tp is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
@@ -561,12 +568,7 @@ def read_recipe_values(
     path = Path(argv[0])
     if not path.is_file():
         raise RecipeError(f"recipe {path} not found")
-    try:
-        from_file = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise RecipeError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from exc
-    if not isinstance(from_file, dict):
-        raise RecipeError(f"{path}: a recipe is a mapping of key: value, got {type(from_file).__name__}")
+    from_file = _read_recipe_file(path)
 
     ifpo_hints = _type_hints(ifpo_cls)
     trl_hints = _type_hints(trl_cls)
@@ -598,11 +600,59 @@ def read_recipe_values(
                 raise RecipeError(f"{key} is not used by ifpo: {refused[key]}")
             tp = ifpo_hints[key] if key in ifpo_keys else trl_hints[key]
             values[key] = _coerce(value, tp, key)
+    check_common_values(values)
     return (
         path,
         {k: v for k, v in values.items() if k in ifpo_keys},
         {k: v for k, v in values.items() if k not in ifpo_keys},
     )
+
+
+def _read_recipe_file(path: Path) -> dict[str, Any]:
+    """The recipe's mapping, read as every settings file of ifpo is (``verifiers/config.py``): UTF-8 (a BOM
+    is fine), YAML errors with their line, a key given twice and alias bombs refused, one line each."""
+    from ifpo.verifiers.config import check_expanded_size, load_yaml
+
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RecipeError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
+    except OSError as exc:
+        raise RecipeError(f"{path}: cannot read the recipe ({exc.strerror or exc})") from None
+    try:
+        from_file = load_yaml(text) or {}
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise RecipeError(f"{where}: not valid YAML ({exc.problem or exc.context})") from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise RecipeError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(from_file, dict):
+        raise RecipeError(f"{path}: a recipe is a mapping of key: value, got {type(from_file).__name__}")
+    try:
+        check_expanded_size(from_file, str(path))
+    except ValueError as exc:
+        raise RecipeError(str(exc)) from None
+    return from_file
+
+
+# Keys whose bad values TRL, transformers or torch only refuse after the model is built (or never):
+# checked when the recipe is read, by name.
+SEED_KEYS = ("seed", "data_seed", "tiny_seed")
+POSITIVE_INT_KEYS = ("per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps")
+
+
+def check_common_values(values: dict[str, Any]) -> None:
+    from ifpo.verifiers.config import seed_problem
+
+    for key in SEED_KEYS:
+        if values.get(key) is not None and seed_problem(values[key]):
+            raise RecipeError(f"{key}: {seed_problem(values[key])}")  # numpy/torch raised deep in set_seed
+    for key in POSITIVE_INT_KEYS:
+        if values.get(key) is not None and values[key] < 1:
+            raise RecipeError(f"{key} must be >= 1, got {values[key]}")
+    if values.get("learning_rate") is not None and values["learning_rate"] < 0:
+        raise RecipeError(f"learning_rate must be >= 0, got {values['learning_rate']}")
 
 
 def _takes_mapping(tp: Any) -> bool:
