@@ -472,7 +472,12 @@ def test_speech_norms_equal_normalising_each_text():
 # Responses whose fence-stripped text is stripped again by the scorer's segments (their quoted
 # segments then differ), found by a search, with the utterance they quote.
 _REFENCED = [('``````x````\'now```"', "now"), ("\n``````go''x", "x"), ("``````now```xnowgonow'", "xnowgonow"),
-             ('``````"gonow```go\'', "go")]
+             ('``````"gonow```go\'', "go"),
+             # without quotes: the lines of the twice-stripped text are the segments, not the text's own
+             ("``````bnow.now\n   \n```\n```", "now"), ("``````a,x  \n\n```\n```", "x"),
+             ("``````json,x\n```-\n.\n\n", "x"), ("```go\n```jsongo,x\n```\n```", "x"),
+             # a line of a zero-width space only: a line for the scorer, blank for the hint's candidates
+             ("xyz\n\u200b\nqqq \u00e9", "\u200ba")]
 
 
 @pytest.mark.parametrize(("response", "utterance"), _REFENCED)
