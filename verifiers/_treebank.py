@@ -497,11 +497,19 @@ def _sentence_keys(s: str, keys: list[object]) -> None:
         chunks = s.split()
         if not chunks:
             return
-        last = chunks[-1]
-        if s.endswith(last) and not _CLOSERS.issuperset(last) and (
-            len(s) <= _LONG or max(map(len, chunks)) <= _LONG
-        ):
-            # The common sentence: the tail is the last chunk; marked chunks are their own keys.
+        if len(s) <= _LONG or max(map(len, chunks)) <= _LONG:
+            # No long chunk: marked chunks are their own keys, and the tail is the last one (the common
+            # sentence) or, where closers-only chunks or whitespace follow it, what the spans below
+            # give: from the character before the last chunk that is not only closers to the end.
+            last = chunks[-1]
+            n = len(chunks) - 1
+            if s.endswith(last) and not _CLOSERS.issuperset(last):
+                tail = s[-len(last) - 1 :] if len(s) > len(last) else s
+            else:
+                while n > 0 and _CLOSERS.issuperset(chunks[n]):
+                    n -= 1
+                a = _tail_start(s)  # the start of chunk n (here str.split and \S+ agree on chunks)
+                tail = s[a - 1 if a else 0 :]
             marked = s
             if '"' in s or "''" in s:
                 marked = _QUOTE_START.sub(_before_mark, marked)
@@ -509,8 +517,8 @@ def _sentence_keys(s: str, keys: list[object]) -> None:
                 marked = _APOSTROPHE_END.sub(_after_mark, marked)
             if marked is not s:
                 chunks = marked.split()  # the same chunks, some with a marker at an end
-            keys.extend(chunks[:-1])
-            keys.append(_TAIL + (s[-len(last) - 1 :] if len(s) > len(last) else s))
+            keys.extend(chunks[:n])
+            keys.append(_TAIL + tail)
             return
     # By character spans; with tuple keys where the sentence holds a marker character itself.
     strings = unusual is None or _MARKERS.search(s) is None
