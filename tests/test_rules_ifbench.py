@@ -453,6 +453,9 @@ _OVERLAP_HAND_PICKED = [
     "x(y)z [a]{b}<c>", "aaa aa aa b", "--- -- - ... .. . !? ?!", "\"\" '' `` ` ''' ``` \"''\"",
     "1,000 3.14 a, b: c; d@e#f$g%h&i", "\u201cq\u201d \u2018r\u2019 \u00abs\u00bb t\u2014u",
     "end.) \"end.\" end.' next", "\t a \n\n b \xa0 c \u3000 d",
+    # one or two chunks: tokens from brackets (each one a token) or not
+    "()", "(]", "((", "(((", "{[<>]}", "x)", "(x)", "a(b", "x y", "x(y z", "[[x]]y", "'(('",
+    "a-b-c-d", "x.y.z.w", "a,b,c,d", "a:b:c:d e",
 ]
 
 
