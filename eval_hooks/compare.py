@@ -65,9 +65,9 @@ def log_wandb(comparison: Comparison, pair, run_id: str | None = None) -> str:
 
     data = to_json(comparison, pair)
     if run_id:
-        run = wandb.init(project=os.environ.get("WANDB_PROJECT", "ifpo"), id=run_id, resume="allow")
+        run = wandb.init(project=os.environ.get("WANDB_PROJECT") or "ifpo", id=run_id, resume="allow")
     else:
-        run = wandb.init(project=os.environ.get("WANDB_PROJECT", "ifpo"), job_type="ifpo-compare",
+        run = wandb.init(project=os.environ.get("WANDB_PROJECT") or "ifpo", job_type="ifpo-compare",
                          config={"runs": comparison.runs})
     try:
         cols = ["run", "step", "n_items", "ipr", "cpr_micro", "cpr_macro", "tcsr", "tisr", "unjudged_constraints"]

@@ -833,3 +833,40 @@ def test_export_refuses_its_input_folder_an_empty_name_and_an_odd_media_root(pai
     (pairs_dir / "manifest.json").write_text(json.dumps({**manifest, "media_root": [1]}))
     rc, _, err = run(capsys, ["export", str(pairs_dir), "--to", "ms-swift", "--out", str(root / "ex")])
     assert rc == 2 and "manifest.json: media_root: expected a folder path string, got list" in err  # TypeError before
+
+
+# --- ifpo judge-agreement, ifpo sample -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "report, words",
+    [
+        ("[1]", "expected a JSON object (an ifpo score report), got list"),  # AttributeError before
+        ('{"items": "x"}', "items: expected a list of {id, verdicts}, got str"),
+        ('{"items": [{"id": "good-1", "verdicts": [1]}]}', "items[0].verdicts[0]: expected an object"),  # TypeError
+        ('{"items": [{"id": "good-1", "verdicts": [{"constraint_id": "c1", "passed": true}]}]}',
+         "items[0].verdicts[0]: expected an object with constraint_id, type and passed"),  # KeyError 'type'
+    ],
+)
+def test_judge_agreement_names_a_report_of_another_shape(root, capsys, report, words):
+    labels, path = root / "labels.jsonl", root / "report.json"
+    labels.write_bytes(line({"id": "good-1", "constraint_id": "c1", "label": True}))
+    path.write_text(report)
+    rc, _, err = run(capsys, ["judge-agreement", "--labels", str(labels), "--report", str(path)])
+    assert rc == 1 and f"{path}: {words}" in err, err
+
+
+def test_judge_agreement_empty_labels_and_an_output_naming_an_input(root, capsys):
+    labels, report = root / "labels.jsonl", root / "report.json"
+    labels.write_text("\n")
+    report.write_text('{"items": []}')
+    rc, _, err = run(capsys, ["judge-agreement", "--labels", str(labels), "--report", str(report)])
+    assert rc == 1 and f"{labels}: no records" in err  # scored nothing and exited 0 before
+    labels.write_bytes(line({"id": "good-1", "constraint_id": "c1", "label": True}))
+    rc, _, err = run(capsys, ["judge-agreement", "--labels", str(labels), "--report", str(report), "--out", str(report)])
+    assert rc == 2 and "would replace that input" in err and report.read_text() == '{"items": []}'
+
+
+def test_sample_world_refuses_an_item_count_no_machine_holds(tmp_path, capsys):
+    rc, _, err = run(capsys, ["sample", "--world", "--split", "train", "--n", "999999999999", "--out", str(tmp_path)])
+    assert rc == 2 and "--n must be <= 100,000" in err and not any(tmp_path.iterdir())  # it ran out of memory before

@@ -88,7 +88,26 @@ def load_labels(path: Path) -> dict[tuple[str, str], list[bool]]:
             errors.append(f"{where}: labels: {exc}")
     if errors:
         raise ValueError("\n".join(errors))
+    if not labels:
+        raise ValueError(f"{path}: no records (the file is empty or holds only blank lines)")
     return labels
+
+
+def report_verdicts_problem(report: Any) -> str | None:
+    """Why ``report`` is not an ``ifpo score`` report whose verdicts can be read (``None``: it is), by field."""
+    if not isinstance(report, dict):
+        return f"expected a JSON object (an ifpo score report), got {type(report).__name__}"
+    items = report.get("items")
+    if not isinstance(items, list):
+        return f"items: expected a list of {{id, verdicts}}, got {type(items).__name__}"
+    for n, it in enumerate(items):
+        if not isinstance(it, dict) or not isinstance(it.get("verdicts"), list) or "id" not in it:
+            return f"items[{n}]: expected an object with id and verdicts (a list)"
+        for k, v in enumerate(it["verdicts"]):
+            if not (isinstance(v, dict) and "constraint_id" in v and v.get("passed", 0) in (True, False, None)
+                    and isinstance(v.get("type"), str)):
+                return f"items[{n}].verdicts[{k}]: expected an object with constraint_id, type and passed"
+    return None
 
 
 def agreement_report(labels: dict[tuple[str, str], list[bool]], report: dict[str, Any]) -> dict[str, Any]:
@@ -141,11 +160,18 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--report", required=True, help="REPORT.json written by ifpo score")
     parser.add_argument("--out", help="write the agreement report as JSON here")
     args = parser.parse_args(argv)
+    if args.out:
+        from ifpo.verifiers.io import refuse_overwriting_inputs
+
+        refuse_overwriting_inputs(args.out, {"--labels file": args.labels, "--report file": args.report})
     try:
         labels = load_labels(Path(args.labels))
         from ifpo.verifiers.io import read_json_file
 
         report = read_json_file(args.report, "report")
+        problem = report_verdicts_problem(report)
+        if problem:
+            raise ValueError(f"{args.report}: {problem}")
     except FileNotFoundError as exc:
         print(f"ifpo judge-agreement: file not found: {exc.filename}", file=sys.stderr)
         return 2

@@ -28,11 +28,20 @@ def _summary(path: Path) -> str:
             + f"{sum(1 for i in items if i.get('reference_response'))} with a verified reference)")
 
 
+MAX_WORLD_ITEMS = 100_000
+
+
 def _world(args: argparse.Namespace, out: Path) -> int:
     from ifpo.data_builders.sample_benchmark.world import write_world
 
     if args.n < 1:
         print(f"ifpo sample: --n must be >= 1, got {args.n}", file=sys.stderr)
+        return 2
+    if args.n > MAX_WORLD_ITEMS:
+        # Every item renders its own image or video and all are held in memory until written: a typo of a
+        # few zeros exhausted the machine's memory instead of failing.
+        print(f"ifpo sample: --n must be <= {MAX_WORLD_ITEMS:,} (one media file per item), got {args.n:,}",
+              file=sys.stderr)
         return 2
     try:
         path = write_world(out, args.n, args.split, seed=args.seed)
