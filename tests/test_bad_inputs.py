@@ -870,3 +870,49 @@ def test_judge_agreement_empty_labels_and_an_output_naming_an_input(root, capsys
 def test_sample_world_refuses_an_item_count_no_machine_holds(tmp_path, capsys):
     rc, _, err = run(capsys, ["sample", "--world", "--split", "train", "--n", "999999999999", "--out", str(tmp_path)])
     assert rc == 2 and "--n must be <= 100,000" in err and not any(tmp_path.iterdir())  # it ran out of memory before
+
+
+# --- media that exists but does not decode: a MediaError for its item, never an escaping IndexError -----
+
+
+def _frameless_mp4(path):
+    import av
+
+    with av.open(str(path), "w") as container:  # a valid header, a video stream, no frame at all
+        stream = container.add_stream("mpeg4", rate=4)
+        stream.width, stream.height, stream.pix_fmt = 64, 64, "yuv420p"
+        container.start_encoding()
+    return path
+
+
+@pytest.mark.parametrize("name", ["frameless.mp4", "empty.mp4", "empty.png", "text.png"])
+def test_undecodable_media_is_a_media_error_naming_the_file(tmp_path, name):
+    from ifpo.verifiers.media import MediaBudget, MediaError, load_image, load_video
+
+    path = tmp_path / name
+    if name == "frameless.mp4":
+        _frameless_mp4(path)
+    else:
+        path.write_bytes(b"" if name.startswith("empty") else b"not an image")
+    load = load_video if name.endswith(".mp4") else load_image
+    with pytest.raises(MediaError, match="cannot be decoded") as err:  # IndexError / ZeroDivisionError before
+        load(path, MediaBudget(), 28)
+    assert str(path) in str(err.value)
+
+
+def test_evaluate_in_process_fails_only_the_items_whose_media_do_not_decode(root, capsys):
+    """A 0-frame mp4 raised IndexError out of the in-process generator: a traceback, no report at all."""
+    _frameless_mp4(root / "media" / "frameless.mp4")
+    (root / "media" / "text.png").write_text("not an image")
+    rc, _, _ = run(capsys, ["tiny-model", "--out", str(root / "tiny")])
+    assert rc == 0
+    items = root / "items.jsonl"
+    items.write_bytes(line(item(1)) + line(item(2, media={"videos": ["media/frameless.mp4"]}))
+                      + line(item(3, media={"images": ["media/text.png"]})) + line(item(4, media={"videos": [MP4]})))
+    out = root / "ev"
+    rc, _, err = run(capsys, ["evaluate", "--model", str(root / "tiny"), "--items", str(items), "--out", str(out),
+                              "--device", "cpu", "--max-new-tokens", "4", "--no-progress"])
+    assert rc == 1 and "2 of 4 item(s) got no answer" in err and "frameless.mp4' cannot be decoded" in err, err
+    report = json.loads((out / "report.json").read_text())
+    assert sorted(i["id"] for i in report["items"]) == ["good-1", "good-4"]
+    assert report["evaluation"]["generation_failures"]["items"] == ["good-2", "good-3"]

@@ -174,7 +174,14 @@ def load_image(path_or_image: Any, budget: MediaBudget, factor: int):
     from PIL import Image
     from qwen_vl_utils.vision_process import to_rgb
 
-    image = path_or_image if isinstance(path_or_image, Image.Image) else Image.open(path_or_image)
+    if isinstance(path_or_image, Image.Image):
+        image = path_or_image
+    else:
+        try:
+            image = Image.open(path_or_image)
+            image.load()
+        except Exception as exc:  # PIL raises its own types on corrupt, empty or non-image files
+            raise MediaError(f"image {os.fspath(path_or_image)!r} cannot be decoded ({type(exc).__name__}: {exc})") from None
     image = to_rgb(image)
     h, w = _fit(image.height, image.width, factor, budget.image_min_pixels, budget.image_max_pixels, budget.image_max_side)
     return image.resize((w, h), resample=Image.BICUBIC)
@@ -227,5 +234,12 @@ def load_video(path: str | os.PathLike, budget: MediaBudget, factor: int):
     cached (32 entries) because many pairs share one video.
     """
     path = os.fspath(path)
-    frames, metadata = _decode_video(path, os.stat(path).st_mtime_ns, budget, factor)
+    try:
+        frames, metadata = _decode_video(path, os.stat(path).st_mtime_ns, budget, factor)
+    except MediaError:
+        raise
+    except Exception as exc:
+        # PyAV, transformers and numpy raise their own types on a corrupt, empty or frame-less file (a
+        # 0-frame mp4: IndexError); callers (generators, the judge) handle one MediaError per item.
+        raise MediaError(f"video {path!r} cannot be decoded ({type(exc).__name__}: {exc})") from None
     return frames.copy(), dataclasses.replace(metadata, frames_indices=list(metadata.frames_indices))
