@@ -916,3 +916,15 @@ def test_evaluate_in_process_fails_only_the_items_whose_media_do_not_decode(root
     report = json.loads((out / "report.json").read_text())
     assert sorted(i["id"] for i in report["items"]) == ["good-1", "good-4"]
     assert report["evaluation"]["generation_failures"]["items"] == ["good-2", "good-3"]
+
+
+@pytest.mark.parametrize("content, words", [(b"[1]", "expected a Qwen3-VL config object, got list"),  # AttributeError
+                                            (b"\xff{", "random model config is not UTF-8 text")])
+def test_random_model_config_of_another_shape_is_named(tmp_path, content, words):
+    from ifpo.train.model import _random_model
+
+    config = tmp_path / "config.json"
+    config.write_bytes(content)
+    with pytest.raises(ValueError, match=None) as err:
+        _random_model(config, None, None, None, 0)
+    assert str(err.value).startswith(f"{config}: ") and words in str(err.value)

@@ -104,6 +104,13 @@ def test_resume_on_other_data_or_settings_is_refused(tmp_path, change, named):
         check_identity(tmp_path, changed, resume=True)
 
 
+@pytest.mark.parametrize("content", ["[1, 2]", '{"data_fingerprint": "d", "settings": [1]}', "[" * 100000])
+def test_resume_with_an_identity_file_of_another_shape_is_refused_by_name(tmp_path, content):
+    (tmp_path / "run_identity.json").write_text(content)  # AttributeError / RecursionError escaped before
+    with pytest.raises(RunGuardError, match="run_identity.json: (expected an object|unreadable)"):
+        check_identity(tmp_path, identity({"beta": 0.1}, "d"), resume=True)
+
+
 def test_dpo_entry_refuses_an_output_dir_holding_a_run(tmp_path, capsys):
     from pathlib import Path
 

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -64,10 +63,12 @@ def _random_model(config_path: Path, processor, dtype: torch.dtype, attn_impleme
 
     if not config_path.is_file():
         raise ValueError(f"model_name_or_path: random config {config_path} not found")
-    config_dict = {
-        k: v for k, v in json.loads(config_path.read_text(encoding="utf-8")).items()
-        if not k.startswith("_") and k != "model_type"
-    }
+    from ifpo.verifiers.io import read_json_file
+
+    loaded = read_json_file(config_path, "random model config")  # not UTF-8 / not JSON: one line naming it
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{config_path}: expected a Qwen3-VL config object, got {type(loaded).__name__}")
+    config_dict = {k: v for k, v in loaded.items() if not k.startswith("_") and k != "model_type"}
     tokenizer = processor.tokenizer
     ids = {
         "image_token_id": "<|image_pad|>",

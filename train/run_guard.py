@@ -137,8 +137,12 @@ def check_identity(output_dir: str | Path, current: Mapping[str, Any], *, resume
     if resume and path.is_file():
         try:
             previous = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             raise RunGuardError(f"{path}: unreadable ({type(exc).__name__}); cannot check what the run was") from None
+        if not isinstance(previous, dict) or not isinstance(previous.get("settings", {}), dict):
+            # Hand-edited or written by something else: what the run was cannot be told (AttributeError before).
+            raise RunGuardError(f"{path}: expected an object with data_fingerprint and settings; cannot check what "
+                                "the run was (overwrite: true starts over)")
         diffs = []
         if previous.get("data_fingerprint") != current["data_fingerprint"]:
             diffs.append(f"data fingerprint {str(previous.get('data_fingerprint'))[:12]} -> "
