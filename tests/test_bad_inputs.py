@@ -928,3 +928,37 @@ def test_random_model_config_of_another_shape_is_named(tmp_path, content, words)
     with pytest.raises(ValueError, match=None) as err:
         _random_model(config, None, None, None, 0)
     assert str(err.value).startswith(f"{config}: ") and words in str(err.value)
+
+
+# --- the launcher's environment and ifpo tiny-model's flags -----------------------------------------
+
+
+@pytest.mark.parametrize("entry", ["dpo", "grpo"])
+@pytest.mark.parametrize("rank", ["abc", "-1", "1.5"])
+def test_a_rank_that_is_not_a_rank_is_named(tmp_path, capsys, monkeypatch, entry, rank):
+    # RANK comes from torchrun/accelerate; a stray value said "invalid literal for int()" without naming it.
+    import importlib
+
+    from ifpo.cli import run_command
+
+    main = importlib.import_module(f"ifpo.train.{entry}").main
+    monkeypatch.setenv("RANK", rank)
+    recipe = REPO / "recipes" / ("tiny.yaml" if entry == "dpo" else "tiny_grpo.yaml")
+    argv = [str(recipe), "--output_dir", str(tmp_path / "out")]
+    rc, _, err = run(capsys, argv, entry=lambda a: run_command(f"train/{entry}.py", main, a))
+    assert rc == 2 and f"environment variable RANK={rank!r}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--out", "X", "--seed", "99999999999999999999"], "--seed: expected a seed in 0..4294967295"),
+        (["--out", "X", "--seed", "-1"], "--seed: expected a seed in 0..4294967295, got -1"),
+        (["--out", ""], "argument --out: expected a folder, got an empty path"),
+    ],
+)
+def test_tiny_model_flags_are_named(tmp_path, capsys, argv, words):
+    argv = [str(tmp_path / "m") if a == "X" else a for a in argv]
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error
+        ifpo(["tiny-model", *argv])
+    assert exc.value.code == 2 and words in capsys.readouterr().err and not (tmp_path / "m").exists()

@@ -245,7 +245,11 @@ def setup_logging() -> int:
     """
     import os
 
-    rank = int(os.environ.get("RANK") or 0)
+    raw = os.environ.get("RANK") or "0"
+    if not raw.strip().isdigit():
+        raise ValueError(f"environment variable RANK={raw!r}: expected this process's rank, a non-negative integer "
+                         "(torchrun and accelerate set it; unset it for a single process)")
+    rank = int(raw)
     if rank == 0:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     else:

@@ -779,6 +779,12 @@ def _learnable_cli(args: argparse.Namespace) -> int:
     return 0
 
 
+def _folder(text: str) -> Path:
+    if not text.strip():  # Path("") is the working directory: never what an empty value meant
+        raise argparse.ArgumentTypeError("expected a folder, got an empty path")
+    return Path(text)
+
+
 def cli_main(argv: list[str]) -> int:
     """``ifpo tiny-model --out DIR [--seed N] [--force]``."""
     parser = argparse.ArgumentParser(
@@ -786,7 +792,7 @@ def cli_main(argv: list[str]) -> int:
         description="Write a tiny random Qwen3-VL (tokenizer, processor, chat template, model) offline. "
         "It loads with AutoProcessor / AutoModelForImageTextToText.from_pretrained(DIR).",
     )
-    parser.add_argument("--out", type=Path, help="output directory (missing or empty); required unless --learnable")
+    parser.add_argument("--out", type=_folder, help="output directory (missing or empty); required unless --learnable")
     parser.add_argument(
         "--learnable", action="store_true",
         help="the learnable default instead: a larger tiny Qwen3-VL warm-started on the synthetic world, built "
@@ -805,6 +811,10 @@ def cli_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.pixel_reading and not args.learnable:
         parser.error("--pixel-reading needs --learnable")
+    from ifpo.verifiers.config import seed_problem
+
+    if seed_problem(args.seed):
+        parser.error(f"--seed: {seed_problem(args.seed)}")
     if args.learnable:
         return _learnable_cli(args)
     if args.out is None:
