@@ -57,9 +57,9 @@ def test_lists_flags_and_none(tmp_path):
         ("loss_type: [sigmoid, sft]\nloss_weights: [1.0]\n", [], "loss_weights"),
         ("report_to: mlfow\n", [], "report_to: 'mlfow' is not a tracker.*did you mean 'mlflow'"),
         ("video_min_pixels: 100000\nvideo_max_pixels: 1000\n", [], "video_min_pixels .* exceeds video_max_pixels"),
-        ("- a\n- b\n", [], "a recipe is a mapping"),
+        ("- a\n- b\n", [], "expected a mapping of settings, got list"),
         # Values TRL/torch/numpy refused only after the model was built (or mid-training), far from their key:
-        ("learning_rate: 1.0e-5\nlearning_rate: 2.0e-5\n", [], ":4: not valid YAML .key 'learning_rate' is given twice"),
+        ("learning_rate: 1.0e-5\nlearning_rate: 2.0e-5\n", [], ":4: YAML syntax error: key 'learning_rate' is given twice"),
         ("", ["--learning_rate", "nan"], "learning_rate: expected a finite number"),
         ("", ["--video_fps", "inf"], "video_fps: expected a finite number"),  # NaN frames mid-training
         ("", ["--seed", "-1"], "seed: expected a seed in 0..4294967295"),  # numpy's set_seed error

@@ -609,31 +609,14 @@ def read_recipe_values(
 
 
 def _read_recipe_file(path: Path) -> dict[str, Any]:
-    """The recipe's mapping, read as every settings file of ifpo is (``verifiers/config.py``): UTF-8 (a BOM
-    is fine), YAML errors with their line, a key given twice and alias bombs refused, one line each."""
-    from ifpo.verifiers.config import check_expanded_size, load_yaml
+    """The recipe's mapping, read as every settings file of ifpo is (``verifiers/config.py`` ``yaml_mapping``):
+    UTF-8 (a BOM is fine), YAML errors with their line, a key given twice and alias bombs refused, one line each."""
+    from ifpo.verifiers.config import yaml_mapping
 
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise RecipeError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
-    except OSError as exc:
-        raise RecipeError(f"{path}: cannot read the recipe ({exc.strerror or exc})") from None
-    try:
-        from_file = load_yaml(text) or {}
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise RecipeError(f"{where}: not valid YAML ({exc.problem or exc.context})") from None
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise RecipeError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(from_file, dict):
-        raise RecipeError(f"{path}: a recipe is a mapping of key: value, got {type(from_file).__name__}")
-    try:
-        check_expanded_size(from_file, str(path))
+        return yaml_mapping(path)
     except ValueError as exc:
         raise RecipeError(str(exc)) from None
-    return from_file
 
 
 # Keys whose bad values TRL, transformers or torch only refuse after the model is built (or never):
