@@ -327,9 +327,9 @@ def train(recipe: SFTRecipe) -> dict[str, Any]:
         from ifpo.data_builders.sample_benchmark.world import pixel_questions
 
         # One question per item, the three kinds in turn (each encode decodes the media again).
-        asked = [(dict(item, instruction=pixel_questions(item)[k % 3][0]), pixel_questions(item)[k % 3][1])
-                 for k, item in enumerate(items)]
-        questions = encode_examples([i for i, _ in asked], [a for _, a in asked], processor, recipe.media(), media_root)
+        asked = [pixel_questions(item)[k % 3] for k, item in enumerate(items)]
+        questions = encode_examples([dict(item, instruction=q) for item, (q, _) in zip(items, asked)],
+                                    [a for _, a in asked], processor, recipe.media(), media_root)
     if questions and alignment:
         # Stage 1 ends on the world's own media: the same number of steps again on their pixel questions.
         alignment = alignment + [questions[(k * 7919) % len(questions)] for k in range(len(alignment))]
@@ -348,11 +348,23 @@ def train(recipe: SFTRecipe) -> dict[str, Any]:
             target_modules=rf".*\.language_model\.layers\.\d+\..*\.({'|'.join(LANGUAGE_TARGETS)})"))
     model.train()
     pad_id = processor.tokenizer.pad_token_id
+    params = [p for p in model.parameters() if p.requires_grad]
     log = (out / "log_history.jsonl").open("w", encoding="utf-8")
     t1 = time.perf_counter()
+
+    def update(loss, optim, sched) -> None:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, recipe.max_grad_norm)
+        optim.step()
+        sched.step()
+        optim.zero_grad(set_to_none=True)
+
+    def write_log(entry: dict[str, Any]) -> None:
+        log.write(json.dumps(entry) + "\n")
+        log.flush()
+
     if alignment:
         # Stage 1, in order (one-colour images first): constant rate after a short ramp, its own optimizer.
-        params = [p for p in model.parameters() if p.requires_grad]
         optim = torch.optim.AdamW(params, lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
         ramp = max(1, recipe.vision_warmup_steps // 10)
         sched = torch.optim.lr_scheduler.LambdaLR(optim, lambda s: min(1.0, (s + 1) / ramp))
@@ -360,23 +372,17 @@ def train(recipe: SFTRecipe) -> dict[str, Any]:
         warmup_steps = len(alignment) // bs
         for step in range(1, warmup_steps + 1):
             loss = example_mean_loss(model, collate(alignment[(step - 1) * bs: step * bs], pad_id))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, recipe.max_grad_norm)
-            optim.step()
-            sched.step()
-            optim.zero_grad(set_to_none=True)
+            update(loss, optim, sched)
             running += float(loss.detach())
             if step % recipe.logging_steps == 0 or step == warmup_steps:
                 n = step % recipe.logging_steps or recipe.logging_steps
                 entry = {"stage": "vision_warmup", "step": step, "loss": running / n,
                          "elapsed_s": round(time.perf_counter() - t1, 1)}
-                log.write(json.dumps(entry) + "\n")
-                log.flush()
+                write_log(entry)
                 logger.info("vision warm-up step %d/%d loss %.4f", step, warmup_steps, entry["loss"])
                 running = 0.0
     steps_per_epoch = math.ceil(len(examples) / bs)
     total = recipe.max_steps or max(1, math.ceil(steps_per_epoch * recipe.num_train_epochs))
-    params = [p for p in model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
     warm = max(1, int(total * recipe.warmup_ratio))
 
@@ -408,19 +414,14 @@ def train(recipe: SFTRecipe) -> dict[str, Any]:
         # answer is not drowned by the descriptions; plain SFT keeps the token mean it was measured with.
         collated = collate(batch, pad_id)
         loss = example_mean_loss(model, collated) if n_questions or n_align else model(**collated).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, recipe.max_grad_norm)
-        optim.step()
-        sched.step()
-        optim.zero_grad(set_to_none=True)
+        update(loss, optim, sched)
         step += 1
         running += float(loss.detach())
         count += 1
         if step % recipe.logging_steps == 0 or step == total:
             entry = {"step": step, "loss": running / count, "learning_rate": sched.get_last_lr()[0],
                      "elapsed_s": round(time.perf_counter() - t1, 1)}
-            log.write(json.dumps(entry) + "\n")
-            log.flush()
+            write_log(entry)
             logger.info("step %d/%d loss %.4f", step, total, entry["loss"])
             running, count = 0.0, 0
     log.close()

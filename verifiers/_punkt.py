@@ -286,6 +286,7 @@ class FastPunkt:
                 prev_start = start
                 prev_stop = s
             pos = jump
+        # The last candidate, decided as in the loop above (inline there: a call per candidate is the hot path).
         if bang_breaks and text[prev_stop] != ".":
             d = True
         else:
