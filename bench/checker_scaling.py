@@ -1,11 +1,13 @@
 """Rule checkers against long and pathological responses: worst seconds per MB per checker.
 
-    python bench/checker_scaling.py [--mb 1.0] [--only TYPE ...] [--top 15] [--repeat 1] [--cpu]
+    python bench/checker_scaling.py [--mb 1.0] [--only TYPE ...] [--shapes NAME ...] [--top 15] [--repeat 1] [--cpu]
 
 Every registered rule checker runs on responses of ``--mb`` megabytes of several shapes (random
 prose, one huge line, thousands of CSV / markdown table rows, deep bracket nesting, a long list,
-a big JSON document, many time spans or values). A checker that is linear in the response length
-costs well under the target (0.2 s/MB); a quadratic one is seconds to hours at 1 MB and shows at
+a big JSON document, many time spans or values; and per-line / per-word / per-character overhead:
+distinct short lines with inner terminators, words that never repeat, one token without spaces,
+CJK, emoji and zero-width characters, blank lines, runs of one punctuation character, dense
+Markdown). A checker that is linear in the response length costs well under the target (0.2 s/MB); a quadratic one is seconds to hours at 1 MB and shows at
 the top. Params come from the bundled sample items (a real use of each type), else are made from
 the type's spec; some types also run with extra params (``VARIANTS``: paths the sample's params do
 not reach). Every checker first runs once on a 2000-character slice of every shape, so one-time
@@ -74,6 +76,76 @@ def shapes(size: int, seed: int = 0) -> dict[str, str]:
         "time_spans": "".join(f"{i}s - {i + 1}s jump\n" for i in range(size // 12))[:size],
         "value_lines": "".join(f"{i / 10:.1f} s\n" for i in range(size // 6))[:size],
         "json_strings": _json_strings(size),
+        **_more_shapes(size, seed),
+    }
+
+
+def _distinct_word(i: int, letters: str = "bcdfghjklmnpqrstvwxz", vowels: str = "aeiouy") -> str:
+    """The ``i``-th of an endless list of distinct pronounceable lower-case words (per-word caches miss)."""
+    out = []
+    while True:
+        i, c = divmod(i, len(letters))
+        i, v = divmod(i, len(vowels))
+        out.append(letters[c] + vowels[v])
+        if not i:
+            return "".join(out)
+        i -= 1
+
+
+def _more_shapes(size: int, seed: int) -> dict[str, str]:
+    """Shapes of per-line / per-word / per-character overhead (an outside audit's list): many distinct
+    short lines with inner terminators, quotes and brackets; words that never repeat; one token with no
+    space; CJK only; combining marks, emoji and zero-width characters; punctuation-only lines; blank
+    lines; tiny paragraphs; long runs of one punctuation character; alternating brackets; numbers,
+    times and percentages; dense Markdown. Their own generator, so the shapes above keep their texts."""
+    rng = random.Random(seed + 1)
+
+    def fill(unit: str) -> str:
+        return (unit * (size // max(len(unit), 1) + 1))[:size]
+
+    def lines(make, sep: str = "\n") -> str:
+        out, total, i = [], 0, 0
+        while total < size:
+            out.append(make(i))
+            total += len(out[-1]) + len(sep)
+            i += 1
+        return sep.join(out)[:size]
+
+    templates = ["a.b{i}", "x (y.) z{i}", "'q.' r{i}", '"Hi!" s{i}', "[k?] t{i}", "u.v. ({i}.)", "w!x? {i}"]
+    alphabet = "".join(map(chr, range(0x4E00, 0x4E00 + 2000)))
+    cjk_punct = "。，！？、；：「」（）"
+    emoji = ["\U0001F600", "\U0001F44D\U0001F3FD", "\U0001F468\u200d\U0001F469\u200d\U0001F467",
+             "\u2764\ufe0f", "\U0001F1EB\U0001F1F7"]
+    marks = "\u0301\u0308\u0327\u0303"
+    punct = "!?.,;:-*#\"'()[]{}<>/\\|~`^_=+@&%$"
+    return {
+        "short_terminator_lines": lines(lambda i: templates[i % len(templates)].format(i=i)),
+        "distinct_words": lines(lambda i: _distinct_word(i) + ("." if i % 13 == 12 else ""), sep=" "),
+        "distinct_capitalized": lines(lambda i: _distinct_word(i).capitalize() + ("." if i % 9 == 8 else ""),
+                                      sep=" "),
+        "one_token": "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(size)),
+        "cjk_only": "".join(rng.choice(cjk_punct) if rng.random() < 0.1 else
+                            ("\n" if rng.random() < 0.005 else rng.choice(alphabet)) for _ in range(size)),
+        "marks_emoji_zero_width": lines(
+            lambda i: f"e{marks[i % 4]}{_distinct_word(i)}\u200b{emoji[i % 5]}\u200d" + ("\u200c" if i % 3 else ""),
+            sep=" "),
+        "punctuation_lines": lines(lambda i: "".join(rng.choice(punct) for _ in range(1 + i % 12))),
+        "blank_lines": lines(lambda i: "" if i % 50 else f"w{i}", sep="\n"),
+        "whitespace_lines": lines(lambda i: " \t\u3000\u200b"[: i % 5]),
+        "tiny_paragraphs": lines(lambda i: f"p{i}.", sep="\n\n"),
+        "dot_run": fill("."),
+        "star_run": fill("*"),
+        "dash_run": fill("-"),
+        "quote_run": fill('"'),
+        "alternating_brackets": "".join(rng.choice("()[]{}<>") for _ in range(size)),
+        "numbers_times": lines(lambda i: f"{i} {i * 1.5:.2f} {i % 24:02d}:{i % 60:02d} {i % 100}% ${i},000 "
+                                         f"{i}th 1e{i % 9}", sep="; "),
+        "numbered_lines": lines(lambda i: f"{i + 1}. step {_distinct_word(i)}"),
+        "markdown_dense": lines(lambda i: [f"# Heading {i}", f"**bold {i}** and *em {i}*",
+                                           f"[link {i}](http://x.org/{i})", f"## Sub {i}", f"`code{i}`",
+                                           f"> quote {i}", "***", f"__u{i}__"][i % 8]),
+        "crlf_lines": lines(lambda i: f"line {_distinct_word(i)}.", sep="\r\n"),
+        "quoted_words": lines(lambda i: f'"{_distinct_word(i)}"' if i % 2 else f"'{_distinct_word(i)}'", sep=" "),
     }
 
 
@@ -214,6 +286,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=1.0, help="response size in MB (10^6 characters)")
     parser.add_argument("--only", nargs="*", help="constraint types to run (default: every rule checker)")
+    parser.add_argument("--shapes", nargs="*", help="shapes to time (default: all; every shape still warms up)")
     parser.add_argument("--top", type=int, default=15, help="rows of the slowest checkers to print")
     parser.add_argument("--repeat", type=int, default=1,
                         help="time each case this many times and keep the fastest (steadier on a busy machine)")
@@ -225,6 +298,9 @@ def main(argv: list[str]) -> int:
 
     size = int(args.mb * 1_000_000)
     cases = shapes(size)
+    unknown = sorted(set(args.shapes or ()) - set(cases))
+    if unknown:
+        parser.error(f"unknown shape(s) {', '.join(unknown)}; known: {', '.join(cases)}")
     sets = param_sets(REGISTRY, params_by_type(REGISTRY))
     rule_types = [t for t in REGISTRY if t.checker is not None]
     types = [t for t in rule_types if not args.only or t.id in args.only]
@@ -249,6 +325,7 @@ def main(argv: list[str]) -> int:
              f"{shape} [{label}]" if label else shape)
             for label, p in sets[ctype.id].items()
             for shape, text in cases.items()
+            if not args.shapes or shape in args.shapes
         )
         rows.append((worst[0] / args.mb, ctype.id, worst[1]))
     rows.sort(reverse=True)
