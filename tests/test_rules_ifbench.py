@@ -601,3 +601,35 @@ def test_no_bullets_bullets_equals_the_former_checker():
         assert tuple(run_checker(checker, text, {})) == want, repr(text)
         decided[want[1].split()[-1]] += 1
     assert decided["bullets"] > 200 and decided["started"] > 100 and decided["2"] > 100, decided
+
+
+def _former_csv_rows(text, delimiter=","):  # the checkers' rows before they were counted, not kept
+    import csv
+    import io
+
+    try:
+        return list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    except csv.Error:
+        return []
+
+
+def test_csv_row_count_and_head_equal_the_former_row_list():
+    """custom:csv_city / csv_special_character / csv_quotes count the rows and keep the first few: the same
+    count and rows as the former full list (and 0 rows where a field over the csv limit refused it)."""
+    import random
+
+    from ifpo.verifiers.rules.ifbench import _csv_rows
+
+    rng = random.Random(41)
+    alphabet = [",", ",", "\t", '"', '"', "\n", "\n", "\r", "\r\n", " ", "a", "bc", "1", "'", "\\", "\x00", "é"]
+    texts = ["", "\n", "\n\n\n", "a", "a,b\n", '"a\nb",c', '"unclosed', "x\n" + '"' + "y" * 140_000 + '"\n1,2',
+             "1,2\n" * 20 + '"' + "z" * 140_000 + '"', "\r\n".join(["a,b"] * 30)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 120))) for _ in range(4000)]
+    refused = 0
+    for text in texts:
+        for delimiter in (",", "\t"):
+            want = _former_csv_rows(text, delimiter)
+            refused += want == [] and text.strip() != ""
+            for keep in (0, 1, 4, 8, 15):
+                assert _csv_rows(text, keep, delimiter) == (len(want), want[:keep]), (text[:80], delimiter, keep)
+    assert refused >= 4, refused  # the over-long fields (and the random texts' refusals) took the error path
