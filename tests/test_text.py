@@ -673,6 +673,31 @@ def test_punkt_stdlib_patterns_match_as_nltks(punkt_pair):
     assert starters and starters <= fast._closers  # the realignment shortcut's characters
 
 
+def test_punkt_simple_contexts_are_two_words_of_nltks_word_pattern(punkt_pair):
+    """FastPunkt decides a context matching _SIMPLE_CONTEXT ("p1.\\n\\np2." too) from its two groups alone:
+    they must be exactly the words NLTK's word pattern makes of it, line by line as NLTK reads it."""
+    import random
+
+    from ifpo.verifiers._punkt import _SIMPLE_CONTEXT
+
+    fast, reference = punkt_pair
+    words = reference._lang_vars._word_tokenizer_re()._rx
+    rng = random.Random(12)
+    chars = "abzAZ09éßΩ中٣²ǅ"  # letters, digits, CJK, an Arabic-Indic digit, a superscript, title case
+    matched = 0
+    for _ in range(6000):
+        word = lambda: "".join(rng.choice(chars) for _ in range(rng.randint(1, 4)))  # noqa: E731
+        ctx = (word() + rng.choice([".", ".", "..", ""]) + "".join(rng.choice(" \t\r\n") for _ in range(rng.randint(1, 3)))
+               + word() + rng.choice(["", ".", "..", ",", "!", ".)", "'"]))
+        m = _SIMPLE_CONTEXT.fullmatch(ctx)
+        if m is None:
+            continue
+        matched += 1 + 1000 * m.group(2).endswith(".")
+        got = [w for line in ctx.split("\n") if line.strip() for w in words.findall(line)]
+        assert got == [m.group(1), m.group(2)], repr(ctx)
+    assert matched % 1000 > 500 and matched // 1000 > 100, matched  # contexts, ending in a period ("p2.")
+
+
 def test_punkt_sentences_is_nltks_on_a_doctest_example():
     from ifpo.verifiers.text import punkt_sentences
 

@@ -42,10 +42,11 @@ _PUNCTUATION = frozenset(";:,.!?")
 # Whitespace as NLTK's search for the word before a candidate knows it (ASCII only, unlike \s).
 _ASCII_WS = " \t\n\r\x0b\x0c"
 
-# The usual context, "word. Next": letters or digits, a period, whitespace, letters or digits. NLTK's
-# word pattern makes exactly these two words of it ([^\W_] is str.isalnum(): no character NLTK's
-# pattern treats specially, and none that either engine calls whitespace).
-_SIMPLE_CONTEXT = re.compile(r"([^\W_]+\.)[ \t\r\n]+([^\W_]+)")
+# The usual context, "word. Next": letters or digits, a period, whitespace, letters or digits, and a
+# period after those when the next sentence is one word ("p1.\n\np2."). NLTK's word pattern makes
+# exactly these two words of it ([^\W_] is str.isalnum(): no character NLTK's pattern treats specially,
+# and none that either engine calls whitespace; a single "." ends no word before the end of the text).
+_SIMPLE_CONTEXT = re.compile(r"([^\W_]+\.)[ \t\r\n]+([^\W_]+\.?)")
 
 # The last ASCII whitespace of a stretch (greedy, then back to it): match(text, start, end).
 _LAST_ASCII_SPACE = re.compile(r"[\s\S]*[\x20\t\n\r\x0b\x0c]")
@@ -418,10 +419,14 @@ class FastPunkt:
         before = self._before.get(tok)
         if before is None:
             before = self._before_facts(tok)
+        sentbreak, abbr_or_ellipsis, typ, initial = before
+        if not (abbr_or_ellipsis or initial or typ == "##number##" or typ in self._collocation_firsts):
+            # None of the heuristics below applies to this word, so the next word is not read (its facts
+            # cost as much as the word's own: on text of distinct short sentences, every word is new).
+            return sentbreak
         after = self._after.get(nxt)
         if after is None:
             after = self._after_facts(nxt)
-        sentbreak, abbr_or_ellipsis, typ, initial = before
         next_type, upper, ortho, starter, never_lower = after
         if typ in self._collocation_firsts and (typ, next_type) in self._collocations:
             return False
@@ -443,7 +448,12 @@ class FastPunkt:
         if head.isascii() and head.isalpha():
             # A number needs a digit among its first three characters: skip the pattern for words.
             return tok.lower()
-        return self._numeric.sub("##number##", tok.lower())
+        low = tok.lower()
+        first = low[:1]
+        if first and first not in "-.," and not first.isdigit():
+            # NLTK's number pattern starts with "-", "." / "," or a digit (\d, which str.isdigit covers).
+            return low
+        return self._numeric.sub("##number##", low)
 
     def _first_pass(self, tok: str) -> tuple[bool, bool, bool]:
         """(sentbreak, abbreviation, ellipsis) of a word from its own type alone."""
