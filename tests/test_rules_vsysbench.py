@@ -962,3 +962,28 @@ def test_override_styles():
         "AC": "Authority Claim",
         "UB": "Urgency Bypass",
     }
+
+
+@pytest.mark.parametrize("style", ["markdown_heading", "bracketed_caps", "bold_inline"])
+def test_sections_of_a_builtin_style_equal_the_line_by_line_split(style):
+    """vsys_template_sections reads only the lines that can toggle a fence or open a section of a built-in
+    style: the same preamble and sections as reading every line (the loop a custom pattern still uses)."""
+    import random
+
+    from ifpo.verifiers.rules.vsysbench import _sections, _sections_line_by_line
+
+    rng = random.Random(len(style))
+    pieces = ["## Summary", "  ## Details  ", "##", "## ", "##\tA #", "# One", "[SUMMARY]", "[1]", " [X_Y] rest",
+              "[a]", "**Scene**", " **Colour** red", "** x**", "**", "```", "  ```py", "``", "text", "", " ", "\t",
+              "A red car.", "`## not`", "\u3000## wide", "\xa0**B**"]
+    seps = ["\n", "\n", "\n", "\r\n", "\r", "\x0b", "\x1c", "\x85", "\u2028"]
+    opened = 0
+    for _ in range(3000):
+        n = rng.randint(0, 14)
+        text = "".join(rng.choice(pieces) + rng.choice(seps) for _ in range(n))
+        if rng.random() < 0.5:
+            text = text.rstrip()
+        want = _sections_line_by_line(text, style, None)
+        assert _sections(text, style, None) == want, repr(text)
+        opened += bool(want[1])
+    assert opened > 600, opened
