@@ -633,3 +633,45 @@ def test_csv_row_count_and_head_equal_the_former_row_list():
             for keep in (0, 1, 4, 8, 15):
                 assert _csv_rows(text, keep, delimiter) == (len(want), want[:keep]), (text[:80], delimiter, keep)
     assert refused >= 4, refused  # the over-long fields (and the random texts' refusals) took the error path
+
+
+def _former_line_indent(response):  # the reference's loop (quadratic) and the former indent comparison
+    lines = response.split("\n")
+    for line in lines:
+        if not line.strip():
+            lines.remove(line)
+    indents = [len(ln) - len(ln.lstrip(" ")) for ln in lines]
+    for n in range(len(indents) - 1):
+        if indents[n + 1] <= indents[n]:
+            return False, f"line {n + 2} is indented {indents[n + 1]}, not more than line {n + 1} ({indents[n]})"
+    return True, "each line is indented more than the previous one"
+
+
+def test_line_indent_equals_the_reference_loop_and_former_comparison():
+    """format:line_indent drops blank lines a run at a time and stops at the first failing line: the
+    same verdict and reason as the reference's remove-while-iterating loop and the former comparison."""
+    import random
+    from collections import Counter
+
+    checker = REGISTRY.get("format:line_indent")
+    rng = random.Random(17)
+    values = ["", "", "", " ", "  ", "   ", "\t", "\u3000", "\x0c", "a", " b", "  c", "   d", "    e", "     f"]
+    verdicts = Counter()
+    for _ in range(6000):
+        n = rng.randint(1, 30)
+        # blank lines of several values, or of one (the path that finds the removed lines in C)
+        blanks = values[:9] if rng.random() < 0.5 else [rng.choice(values[:9])]
+        if rng.random() < 0.5:  # stairs with blank lines between (mostly passing)
+            lines = []
+            for k in range(n):
+                lines.append(" " * k + "x")
+                lines += [rng.choice(blanks) for _ in range(rng.choice([0, 0, 1, 2, 3, 5]))]
+        else:
+            lines = [rng.choice(blanks + values[9:]) for _ in range(n)]
+        text = "\n".join(lines)
+        if not text.strip():
+            continue  # (the IFBench wrapper fails an empty response before the checker runs)
+        want = _former_line_indent(text)
+        assert tuple(run_checker(checker, text, {})) == want, repr(text)
+        verdicts[want[0]] += 1
+    assert verdicts[True] > 200 and verdicts[False] > 2000, verdicts
