@@ -732,3 +732,87 @@ def test_capital_words_equal_nltks_count(monkeypatch, chunks_only):
         if text.strip():
             clear_caches()
             assert ifeval._capital_words(text) == _reference_capital_words(text), repr(text)
+
+
+def _langdetect_or_error(text):
+    from langdetect import DetectorFactory, detect
+    from langdetect.lang_detect_exception import LangDetectException
+
+    DetectorFactory.seed = 0
+    try:
+        return detect(text)
+    except LangDetectException as e:
+        return f"error: {e}"
+
+
+def test_language_detection_on_a_prefix_equals_the_whole_text():
+    """language:response_language gives langdetect a prefix of a long text (it cleans the whole text and
+    reads the first 10,000 cleaned characters): the same language, or the same error, as the whole text,
+    on long texts whose URLs, e-mail addresses and Vietnamese marks fall around the prefix's end."""
+    import random
+
+    from ifpo.verifiers.rules.ifeval import _detection_prefix
+
+    rng = random.Random(23)
+    words = ["the", "house", "maison", "le", "дом", "и", "中文", "mot", "việt", "Ngu", "casa", "la", "und", "das"]
+    def piece():  # noqa: E306
+        r = rng.random()
+        if r < 0.03:
+            return "https://" + "".join(rng.choice("ab/.-_0") for _ in range(rng.randint(1, 2500))) + " "
+        if r < 0.08:
+            return "x" * rng.randint(1, 80) + "@" + "y" * rng.randint(1, 300) + "." + "z" * rng.randint(1, 300) + " "
+        if r < 0.2:
+            return rng.choice("aeiouAEIOU") + rng.choice("\u0300\u0301\u0303\u0309\u0323") + " "
+        if r < 0.25:
+            return "1234567890 " * rng.randint(1, 50)
+        return " ".join(rng.choice(words) for _ in range(rng.randint(1, 30))) + rng.choice([" ", ". ", "\n"])
+    from langdetect import detector_factory
+
+    def cleaned(text):  # what langdetect classifies: its detector's text after append
+        detector = detector_factory._factory.create()
+        detector.append(text)
+        return detector.text
+
+    url = "https://" + "a" * 2076 + " "
+    texts = []
+    for k in range(36):
+        parts, n = [], 0
+        target = rng.choice([15_000, 45_000, 60_000, 120_000, 200_000])
+        while n < target:
+            parts.append(piece() if k % 3 else url)  # every third: nearly all URLs
+            n += len(parts[-1])
+        texts.append("".join(parts))
+    # URLs first, then words: the 10,000th cleaned character comes from near the prefix's end
+    texts += [url * m + " ".join(rng.choice(words) for _ in range(40_000)) for m in range(8, 20)]
+    shortened = 0
+    for k, text in enumerate(texts):
+        prefix = _detection_prefix(text)
+        assert text.startswith(prefix)
+        shortened += len(prefix) < len(text)
+        assert cleaned(prefix) == cleaned(text), k
+        assert _langdetect_or_error(prefix) == _langdetect_or_error(text), k
+    assert shortened >= 20, shortened
+
+
+def test_known_start_of_each_cleaning_step_is_a_start_of_the_whole_texts():
+    """_detection_prefix's premise: what _known_after_sub keeps of a step's output on a prefix is the start
+    of that step's output on the whole text, wherever the prefix ends (inside a URL, an e-mail address,
+    before a combining mark)."""
+    import random
+
+    from ifpo.verifiers.rules.ifeval import _known_after_sub, _langdetect_cleaning
+
+    steps, _ = _langdetect_cleaning()
+    rng = random.Random(29)
+    alphabet = ["a", "b", "Z", "0", ".", "-", "_", "@", "@", " ", "/", ":", "https://", "http://", "\u0301", "\u0323",
+                "e", "\u0300", "é"]
+    longer = 0
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) * rng.choice([1, 1, 1, 3, 40, 300]) for _ in range(rng.randint(50, 400)))
+        for pattern, repl, width in steps:
+            whole = pattern.sub(repl, text)
+            for cut in sorted(rng.sample(range(len(text) + 1), 12)):
+                known = _known_after_sub(text[:cut], pattern, repl, width)
+                assert whole.startswith(known), (pattern.pattern[:20], cut)
+                longer += len(known) > 0
+    assert longer > 3000, longer
