@@ -1,7 +1,9 @@
 """Every registered rule checker on long and pathological responses: it answers, and it does not hang.
 
 The shapes are ``bench/checker_scaling.py``'s (random prose and characters, one huge line,
-thousands of CSV / table rows, deep bracket nesting, long lists, a big JSON document). Each case
+thousands of CSV / table rows, deep bracket nesting, long lists, a big JSON document, and the
+per-line / per-word / per-character ones: distinct short lines, words that never repeat, one token,
+CJK, emoji and zero-width characters, blank lines, runs of one punctuation character...). Each case
 must return a ``Check`` (a bool and a reason) and never raise: a response is untrusted input.
 
 The guard is a hang guard, not a speed target (that is the bench's figure, s/MB per checker): a
@@ -11,6 +13,7 @@ quadratic checker costs seconds at 32 KB and minutes at the 1 MB of the slow var
 
 from __future__ import annotations
 
+import functools
 import signal
 
 import bench_modules
@@ -34,9 +37,22 @@ def _alarm(signum, frame):
 
 
 # The 1 MB variant runs the shapes a superlinear scan trips on (one line, rows, nesting, lists,
-# a JSON document); prose-like shapes are covered at 32 KB and by the bench.
+# a JSON document, one token without spaces, runs of one punctuation character, alternating brackets,
+# blank lines); prose-like and sentence-dense shapes are covered at 32 KB and by the bench.
 SLOW_SHAPES = ("one_line", "csv_rows", "table_rows", "deep_nesting", "list_items", "json_doc", "time_spans",
-               "json_strings")
+               "json_strings", "one_token", "alternating_brackets", "dot_run", "star_run", "dash_run", "quote_run",
+               "blank_lines", "whitespace_lines", "marks_emoji_zero_width")
+
+
+def test_the_slow_shapes_are_the_benchs():
+    assert set(SLOW_SHAPES) <= set(scaling.shapes(100)), set(SLOW_SHAPES) - set(scaling.shapes(100))
+
+
+@functools.lru_cache(maxsize=2)
+def _shapes(size: int) -> dict[str, str]:
+    """The bench's shapes, made once per size (at 1 MB making them all takes seconds: per test it was
+    most of the slow variant's time)."""
+    return scaling.shapes(size)
 
 
 def check_all(type_id: str, size: int, hang_s: float, only: tuple[str, ...] | None = None,
@@ -45,7 +61,7 @@ def check_all(type_id: str, size: int, hang_s: float, only: tuple[str, ...] | No
     params = PARAMS[type_id] if params is None else params
     previous = signal.signal(signal.SIGALRM, _alarm)
     try:
-        for shape, text in scaling.shapes(size).items():
+        for shape, text in _shapes(size).items():
             if only is not None and shape not in only:
                 continue
             signal.setitimer(signal.ITIMER_REAL, hang_s)
