@@ -675,3 +675,25 @@ def test_line_indent_equals_the_reference_loop_and_former_comparison():
         assert tuple(run_checker(checker, text, {})) == want, repr(text)
         verdicts[want[0]] += 1
     assert verdicts[True] > 200 and verdicts[False] > 2000, verdicts
+
+
+def test_pronouns_without_a_pronoun_run_are_none_of_the_full_token_count():
+    """count:pronouns returns 0 without tokenizing when no pronoun-like run occurs in the text: the full
+    token loop counts 0 there too (pronoun-like runs glued to letters, quotes, punctuation, digits)."""
+    import random
+
+    from ifpo.verifiers.rules.ifbench import _PRONOUN_RUN
+
+    pronouns = REGISTRY.get("count:pronouns")
+    atoms = ['"', "''", "``", "'", "...", ".", "!", "?", "-", "(", ")", "[", "]", "1", "42", "x", "xitx", "shex", "xhe",
+             "themz", "ourselvesx", "gimm", "lemm", "Xme", "meX", "itnx", "n't", "'s", "'re", "\u00e9", " ", " ", "\n"]
+    rng = random.Random(5)
+    shortcut = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 40)))
+        if not text.strip():
+            continue
+        shortcut += _PRONOUN_RUN.search(text.replace("/", " ").lower()) is None
+        for n in (0, 1):
+            assert tuple(run_checker(pronouns, text, {"N": n})) == _former_pronouns(text, n), repr(text)
+    assert shortcut > 1000, shortcut
