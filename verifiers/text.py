@@ -4,7 +4,7 @@ Conventions (docs/DESIGN.md, "Compatibility with the benchmarks' own ids"): lead
 format checks; words are tokens of space-separated scripts (Latin, Cyrillic, Greek, Hangul: Han
 and kana characters are not words, they are counted by :func:`cjk_length`, and never glue to a
 Latin word beside them); paragraphs split on blank lines (CRLF, U+3000 and zero-width-only lines
-are blank); sentences are split by pysbd's rules line by line (:func:`split_sentences`), or by
+are blank); sentences are split by pysbd's English rules line by line (:func:`split_sentences`), or by
 NLTK's English Punkt model where IFEval / IFBench semantics are needed (:func:`punkt_sentences`,
 :func:`word_tokenize`); curly quotes normalise to straight ones;
 phrases and keywords match as whole words for Latin text, where CJK characters do not glue to a
@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from ifpo.verifiers import _treebank as _fast_treebank
+from ifpo.verifiers._sbd import split_lines_into_sentences as _split_lines_into_sentences
 
 _FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\r?\n")  # CRLF line ends too
 _FENCE_CLOSE = re.compile(r"\n?```\s*$")
@@ -282,213 +283,21 @@ def split_paragraphs(text: str) -> list[str]:
     return [p.strip() for p in _PARA_SPLIT.split(text.strip()) if p.translate(_ZERO_WIDTH).strip()]
 
 
-@lru_cache(maxsize=1)
-def _segmenter() -> Any:
-    # pysbd's rule-based English segmenter (Golden Rules: abbreviations, initials, decimals,
-    # quotes, ellipses). Built once: construction compiles its rule set.
-    import pysbd
-
-    _give_pysbd_a_regex_cache()
-    return _spans_by_find(pysbd.Segmenter)(language="en", clean=False)
-
-
-_TRAILING_SPACE = re.compile(r"\s*")
-
-
-def _spans_by_find(segmenter: Any) -> Any:
-    r"""pysbd's Segmenter with its last step, finding each sentence back in the text, done by
-    ``str.find`` instead of compiling ``re.escape(sentence) + r"\s*"`` per sentence.
-
-    That step compiled a new pattern for every distinct sentence (half of pysbd's time on text it
-    has not seen). A literal followed by ``\s*`` matches at exactly the positions where the text
-    starts with the literal, and ``finditer`` resumes at each match's end, so the loop below takes
-    the same matches in the same order (tests/test_text.py compares with stock pysbd).
-    """
-    from pysbd.utils import TextSpan
-
-    class Segmenter(segmenter):  # type: ignore[misc, valid-type]
-        def sentences_with_char_spans(self, sentences: list[str]) -> list[Any]:
-            if not all(isinstance(s, str) and s for s in sentences):
-                return super().sentences_with_char_spans(sentences)  # an empty pattern: pysbd's own
-            text, spans, prior_end = self.original_text, [], 0
-            for sent in sentences:
-                pos = 0
-                while (start := text.find(sent, pos)) >= 0:
-                    end = _TRAILING_SPACE.match(text, start + len(sent)).end()
-                    if end > prior_end:
-                        spans.append(TextSpan(text[start:end], start, end))
-                        prior_end = end
-                        break
-                    pos = end
-            return spans
-
-    return Segmenter
-
-
-class _LruRe:
-    """The ``re`` module as pysbd's modules see it, with a larger, least-recently-used compile cache.
-
-    pysbd calls ``re.sub(pattern_string, ...)`` some 150 times per line and formats patterns per
-    abbreviation and per sentence: thousands of distinct patterns on a long response, so Python's
-    512-entry cache (which drops the oldest entry, however often it is used) evicted the ~300
-    patterns every line needs and pysbd recompiled them line after line: half its time. Each
-    function here is ``re``'s own on the same compiled pattern, so every result is unchanged
-    (tests/test_text.py compares split_sentences with stock pysbd on random lines).
-    """
-
-    def __init__(self) -> None:
-        self._compile = lru_cache(maxsize=2048)(re.compile)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(re, name)  # escape, flags, error, ...: re's own
-
-    def compile(self, pattern: Any, flags: int = 0) -> re.Pattern[str]:
-        return self._compile(pattern, flags)
-
-    def sub(self, pattern: Any, repl: Any, string: str, count: int = 0, flags: int = 0) -> str:
-        return self._compile(pattern, flags).sub(repl, string, count)
-
-    def subn(self, pattern: Any, repl: Any, string: str, count: int = 0, flags: int = 0) -> tuple[str, int]:
-        return self._compile(pattern, flags).subn(repl, string, count)
-
-    def split(self, pattern: Any, string: str, maxsplit: int = 0, flags: int = 0) -> list[Any]:
-        return self._compile(pattern, flags).split(string, maxsplit)
-
-    def search(self, pattern: Any, string: str, flags: int = 0) -> re.Match[str] | None:
-        return self._compile(pattern, flags).search(string)
-
-    def match(self, pattern: Any, string: str, flags: int = 0) -> re.Match[str] | None:
-        return self._compile(pattern, flags).match(string)
-
-    def fullmatch(self, pattern: Any, string: str, flags: int = 0) -> re.Match[str] | None:
-        return self._compile(pattern, flags).fullmatch(string)
-
-    def findall(self, pattern: Any, string: str, flags: int = 0) -> list[Any]:
-        return self._compile(pattern, flags).findall(string)
-
-    def finditer(self, pattern: Any, string: str, flags: int = 0) -> Iterable[re.Match[str]]:
-        return self._compile(pattern, flags).finditer(string)
-
-
-def _give_pysbd_a_regex_cache() -> None:
-    """Point the ``re`` name of every loaded pysbd module at one :class:`_LruRe`."""
-    import sys
-
-    shim = _LruRe()
-    for name, module in list(sys.modules.items()):
-        if (name == "pysbd" or name.startswith("pysbd.")) and getattr(module, "re", None) is re:
-            module.re = shim
-
-
 def split_sentences(text: str) -> list[str]:
     """General-text sentences (the VCIFBench / VSysBench sentence types and their corruptors).
 
     Each non-blank line is split on its own (list items and lines without final punctuation are
     one sentence each); within a line pysbd's English rules decide, so "a.m.", "U.S.", "Fig. 3",
     a quoted "Stop!" inside a sentence, decimals and "..." do not end a sentence, and CJK
-    ``。！？`` do. Fragments without a letter or digit (a stray "1." or "!") are not sentences.
+    ``。！？`` do. Fragments without a letter or digit (a stray "!" or "...") are not sentences.
+    The rules run in one linear pass (:mod:`ifpo.verifiers._sbd`), not through pysbd itself, whose
+    cost per line made a long answer take seconds; ``bench/sentence_agreement.py`` measures how
+    often the two agree.
 
     >>> split_sentences('We met at 9 a.m. in the U.S. office. See Fig. 3.\\n- a list item')
     ['We met at 9 a.m. in the U.S. office.', 'See Fig. 3.', '- a list item']
     """
-    sentences: list[str] = []
-    for line in text.strip().splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        if not _MAYBE_END.search(line[:-1]):
-            sentences.append(line)  # no inner terminator: the whole line is one sentence
-            continue
-        for piece in _bounded_pieces(line):
-            if piece is not line and not _MAYBE_END.search(piece[:-1]):
-                sentences.append(piece.strip())  # a piece of a long line cut at a boundary: one sentence
-                continue
-            plain = _plain_sentences(piece)
-            if plain is None:
-                plain = [s.strip() for s in _segmenter().segment(piece) if s.strip()]
-            sentences += plain
-    return [s for s in sentences if any(ch.isalnum() for ch in s)]
-
-
-# Plain prose pysbd has nothing to decide in: ASCII letters and digits, spaces, "," ";" ":",
-# apostrophes after a letter ("don't", "dogs'") and terminators that follow a letter and precede a
-# space or the end. Read rule by rule (pysbd 0.3.4, English), such a piece holds no list marker or
-# number next to a terminator (its number rules need a digit beside the "."), no quote (its quote
-# rules need one after whitespace or a terminator), bracket, dash, ellipsis, double or continued
-# punctuation, e-mail or file name, so the only rules left to fire are: an abbreviation ("Dr.",
-# "No.", "is.", any of its list) or a single letter ("A.", "a." as a list item) before ".", the
-# exclamation words ("Yahoo!", "Yum!"), "Co. KG", and "!" before a space and a lower-case letter
-# (mid-sentence). A piece with one of the first three goes to pysbd; otherwise every terminator
-# ends a sentence except such a mid-sentence "!". A decimal point (a "." between two ASCII digits:
-# "12.5", "1.2.3") is allowed too: pysbd's number rules keep it inside the sentence, and a piece's
-# other periods still follow a letter, so only those end a sentence. Skipping pysbd there is 100x
-# faster; a test compares this with pysbd on hand-picked and thousands of random pieces.
-_PLAIN_PIECE = re.compile(r"(?:[A-Za-z0-9,;: ]|(?<=[A-Za-z])'|(?<=[A-Za-z])[.!?](?= |\Z)|(?<=[0-9])\.(?=[0-9]))+")
-_WORD_BEFORE_PERIOD = re.compile(r"(?<![A-Za-z])[A-Za-z]+(?=\.)")
-_PLAIN_BOUNDARY = re.compile(r"(?<=[A-Za-z]\.)|(?<=\?)|(?<=!)(?! [a-z])")
-_PYSBD_READ = "0.3.4"
-
-
-@lru_cache(maxsize=1)
-def _pysbd_abbreviations() -> frozenset[str] | None:
-    """pysbd's English abbreviations; None on a pysbd other than the release its rules were read
-    from, where every piece goes to pysbd (its rules may have changed)."""
-    from pysbd.about import __version__
-    from pysbd.lang.english import English
-
-    if __version__ != _PYSBD_READ:
-        return None
-    return frozenset(a.strip().lower() for a in English.Abbreviation.ABBREVIATIONS)
-
-
-def _plain_sentences(piece: str) -> list[str] | None:
-    """pysbd's sentences of a plain-prose ``piece`` (stripped, empty ones dropped), or None when
-    the piece is not plain prose and pysbd must decide."""
-    if not _PLAIN_PIECE.fullmatch(piece) or piece != piece.strip():
-        return None
-    if "Yahoo!" in piece or "Yum!" in piece or "Co. KG" in piece:
-        return None
-    abbreviations = _pysbd_abbreviations()
-    if abbreviations is None:
-        return None
-    for word in _WORD_BEFORE_PERIOD.findall(piece):
-        if len(word) < 2 or word.lower() in abbreviations:
-            return None
-    return [s.strip() for s in _PLAIN_BOUNDARY.split(piece) if s.strip()]
-
-
-# pysbd's cost grows with the square of the text it is given (a 20 KB line takes seconds, 1 MB an
-# hour). Lines longer than this are cut first at unambiguous boundaries, so segmenting stays linear
-# in the response; a real answer's lines are far shorter and are segmented exactly as before.
-_PYSBD_MAX = 2000
-# A terminator, whitespace, then a capital: a boundary unless the word before is short (Dr., U.S.,
-# a.m., Fig.), which pysbd's abbreviation rules must decide; those stay inside a piece.
-_SAFE_CUT = re.compile(r"(?<=[A-Za-z]{4}[.!?])\s+(?=[A-Z])")
-
-
-def _bounded_pieces(line: str) -> list[str]:
-    if len(line) <= _PYSBD_MAX:
-        return [line]
-    pieces, start = [], 0
-    for m in _SAFE_CUT.finditer(line):
-        pieces.append(line[start:m.start()])
-        start = m.end()
-    pieces.append(line[start:])
-    # A piece without a safe cut (one endless sentence) is cut at whitespace: it holds no boundary
-    # pysbd could have found cheaply anyway, and the count stays bounded by the text's length.
-    out = []
-    for piece in pieces:
-        while len(piece) > 2 * _PYSBD_MAX:
-            cut = piece.rfind(" ", 0, _PYSBD_MAX) if " " in piece[:_PYSBD_MAX] else _PYSBD_MAX
-            cut = cut if cut > 0 else _PYSBD_MAX
-            out.append(piece[:cut])
-            piece = piece[cut:].lstrip()
-        out.append(piece)
-    return out
-
-
-# A line with none of these before its last character cannot hold two sentences (fast path).
-_MAYBE_END = re.compile(r"[.!?。！？…]")
+    return _split_lines_into_sentences(text)
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,593 @@
+r"""ifpo's general-text sentence splitter: pysbd's English rules, decided in one linear pass.
+
+Why it exists: :func:`ifpo.verifiers.text.split_sentences` used to run pysbd (0.3.4, English) on
+every line that held an inner terminator. pysbd applies some 150 regular expressions one after
+another and rebuilds strings between them, so each call costs 100-300 µs whatever the line's
+length: 2-3 s per MB of random text and 7-8 s per MB of short distinct lines such as "a.b12",
+35x the rule checkers' budget (0.2 s/MB), inside every GRPO reward and every evaluation.
+
+This module applies pysbd's rules in pysbd's order (the data, its abbreviation lists, sentence
+starters and exclamation words, is read from the installed pysbd), but to the whole text at once:
+a terminator that does not end a sentence is swapped for a private-use character (it is
+*protected*), each later rule sees what the earlier ones swapped, as in pysbd, and a place where
+pysbd inserts a break gets a line break, so that every piece pysbd reads on its own is a line.
+Each rule is one regular-expression pass (a few need a look at a match in Python), none crosses a
+line (whitespace that may not be a line break is ``[^\S\n]`` where pysbd, reading one line,
+would see the line's end), so the cost is linear in the text. The sentences are then read with
+pysbd's boundary expression, kept inside lines, and the swapped characters put back.
+
+Where it can differ from pysbd: pysbd's rules see the text after earlier rules replaced
+characters with multi-character placeholders ("&ᓴ&"), which shifts a few look-arounds; and pysbd
+drops a sentence it cannot find back in its input. Neither happens in prose;
+``bench/sentence_agreement.py`` measures the agreement on realistic answers and generated lines,
+and ``tests/test_text.py`` holds the rules' truth table and agreement floors.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# Terminators as pysbd knows them, and the private-use character each becomes when protected.
+_TERMS = "。．.！!?？"
+_PROTECTED = "\ue001\ue002\ue003\ue004\ue005\ue006\ue007"
+_DOT = _PROTECTED[_TERMS.index(".")]
+_ANY_TERM = re.compile(r"[。．.！!?？]")
+_PROTECT_PAIRS = tuple(zip(_TERMS, _PROTECTED))
+
+
+def _protect(text: str) -> str:
+    """``text`` with its terminators swapped (str.replace per mark: translate with a table of
+    non-ASCII characters costs about 150 ns a character)."""
+    if _ANY_TERM.search(text) is None:
+        return text
+    for mark, protected in _PROTECT_PAIRS:
+        if mark in text:
+            text = text.replace(mark, protected)
+    return text
+
+
+def _protect_match(m: re.Match[str]) -> str:
+    return _protect(m.group())
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, frozenset[str] | tuple[str, ...]]:
+    """pysbd's English word lists (abbreviations and their kinds, sentence starters, words with '!')."""
+    from pysbd.exclamation_words import ExclamationWords
+    from pysbd.lang.english import English
+
+    abbr = English.Abbreviation
+    return {
+        "abbreviations": frozenset(a.strip().lower() for a in abbr.ABBREVIATIONS),
+        "prepositive": frozenset(a.strip().lower() for a in abbr.PREPOSITIVE_ABBREVIATIONS),
+        "number": frozenset(a.strip().lower() for a in abbr.NUMBER_ABBREVIATIONS),
+        "starters": tuple(English.AbbreviationReplacer.SENTENCE_STARTERS),
+        "exclamation_words": tuple(ExclamationWords.EXCLAMATION_WORDS),
+        "longest": max(len(a.strip()) for a in abbr.ABBREVIATIONS),
+    }
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> dict[str, re.Pattern[str]]:
+    data = _data()
+    starters = "|".join(re.escape(w) for w in data["starters"])
+    words = "|".join(re.escape(w) for w in sorted(data["exclamation_words"], key=len, reverse=True))
+    return {
+        # "U.S. The": these abbreviations end a sentence before a sentence starter after all
+        "abbr_boundary": re.compile(
+            r"(U\ue003S|U\.S|U\ue003K|E\ue003U|E\.U|U\ue003S\ue003A|U\.S\.A|I|i.v|I.V)\ue003"
+            rf"(?=[^\S\n](?:{starters})[^\S\n])"
+        ),
+        "exclamation_words": re.compile(words),
+    }
+
+
+# --- the rules, in pysbd's order; each swaps what it protects for a private-use character --------
+# (a period whose rule matches only it is swapped for _DOT)
+# periods protected by their own neighbours only (no rule here looks at another period's state, so
+# one alternation is the same as pysbd's rules one after another)
+_LOCAL_RULE = re.compile(
+    r"\.(?:"
+    r"(?='s(?:\s|$))"  # possessive of an abbreviation: "the U.S.'s"
+    r"|(?<=[A-Zo]\.)(?:"  # (one cheap look first: most periods follow neither)
+    r"(?<=Co\.)(?=\sKG)"  # "Co. KG"
+    r"|(?<=^[A-Z]\.)(?=\s)"  # a single capital at a line start: "A. Smith"
+    r"|(?<=[^\S\n][A-Z]\.)(?=,?[^\S\n])"  # a single capital inside: "J. R. R. Tolkien"
+    r"))",
+    re.M,
+)
+# "a.m.", "U.S.", "e.g." (matched from the first period on: a pattern that starts with a literal is
+# searched far faster than one that starts with a look-behind)
+_MULTI_PERIOD = re.compile(r"\.(?=[a-z])(?<=\b[a-z]\.)[a-z](?:\.[a-z])*\.", re.I)
+# "5 p.m. The": the last period ends the sentence after all
+_AM_PM = re.compile(r"\ue003(?:(?<= P\ue003M\ue003)|(?<=A\ue003M\ue003)|(?<=p\ue003m\ue003)|(?<=a\ue003m\ue003))(?=\s[A-Z])")
+_NUMBER_RULE = re.compile(
+    r"\.(?:"
+    r"(?=\d)"  # "3.5", ".5"
+    r"|(?<=\d\.)(?:(?=\S)"  # "3.a", "2.)"
+    r"|(?<=^\d\.)(?=\s\S)|(?<=^\d\d\.)(?=\s\S))"  # "1. The text" at a line start
+    r")",
+    re.M,
+)
+_CONTINUOUS = re.compile(r"[!?](?<=\S[!?])[!?]{2,}(?=\s|$)", re.M)
+# "as shown.12 The": the period stays, the reference number ends the sentence
+_NUMBERED_REFERENCE = re.compile(
+    r"[.\ue003](?=[\[\d])(?<=[^\d\s][.\ue003])"
+    r"((?:\[(?:\d{1,3},?[^\S\n]?-?[^\S\n]?)*\b\d{1,3}\])+|(?:\d{1,3}[^\S\n]?)?\d{1,3})([^\S\n])(?=[A-Z])"
+)
+# e-mail addresses, file names, versions: a period between two letters or digits. pysbd's rule
+# consumes the character after the period, so in "g.J.b" only the first period stays: so here.
+_EMAIL_ETC = re.compile(r"\.(?<=[a-zA-Z0-9_]\.)(?=[a-zA-Z0-9_])")  # every such period, marked _EDOT
+_EDOT = "\ue01a"
+_EDOT_CHAIN = re.compile(r"\ue01a(?:[a-zA-Z0-9_]\ue01a)+")  # "a.b.c": the consumed one in between
+
+
+def _consume_chain(m: re.Match[str]) -> str:
+    # the 1st, 3rd, ... period of a chain is pysbd's match; each takes the character after it, so
+    # the period after that one is not matched
+    chars = list(m.group())
+    for k in range(2, len(chars), 4):
+        chars[k] = "."
+    return "".join(chars)
+
+
+# "45°.5", " .mp4 " (neither looks at another period)
+_GEO_FILE = re.compile(
+    r"\.(?:(?<=[a-zA-z]°\.)(?=\s*\d+)"
+    r"|(?<=[^\S\n]\.)(?=(?:jpe?g|png|gif|tiff?|pdf|ps|docx?|xlsx?|svg|bmp|tga|exif|odt|html?|txt|rtf|bat|sxw|xml"
+    r"|zip|exe|msi|blend|wmv|mp[34]|pptx?|flac|rb|cpp|cs|js)[^\S\n]))"
+)
+# ellipses: " . . . " and "word. . . ." stay; "...." before ". Capital" keeps its last period;
+# "..." before a capital ends the sentence on its last period; any other "..." stays
+_ELLIPSIS_RULES = [
+    (re.compile(r"\.(?<=[^\S\n]\.)[^\S\n]\.[^\S\n]\.[^\S\n]"), _protect_match),  # "(\s\.){3}\s", from its first period
+    (re.compile(r"\.(?<=[a-z]\.)[^\S\n]\.[^\S\n]\.[^\S\n]\.(?:$|\\n)", re.M), _protect_match),
+    (re.compile(r"\.\.\.(?=\.\s[A-Z])(?<=\S\.\.\.)"), _DOT * 3),
+    (re.compile(r"\.\.\.(?=\s+[A-Z])"), _DOT * 2 + "."),
+    (re.compile(r"\.\.\."), _DOT * 3),
+]
+# punctuation between quotes, brackets and dashes does not end a sentence (never across a line)
+# (pysbd writes most of these as a look-ahead capture and a back-reference, which matches only when
+# the contents hold no backslash; so do these)
+_BETWEEN = [
+    re.compile(r"‘(?<=[^\S\n]‘)(?:[^’\n]|’[a-zA-Z])*’"),
+    re.compile(r'"[^"\\\n]+"'),
+    re.compile(r"\[[^\]\\\n]+\]"),
+    re.compile(r"\([^()\\\n]+\)"),
+    re.compile(r"«[^»\\\n]+»"),
+    re.compile(r"--[^-\n]*--"),
+    re.compile(r"“[^”\\\n]+”"),
+]
+_SINGLE_QUOTED = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'")
+_LEADING_APOSTROPHE_WORD = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'\S")
+_DOUBLE_PUNCT = re.compile(r"\?!|!\?|\?\?|!!")  # a pair ends a sentence once, on its second mark
+_LINE_STARTS_DOUBLE = re.compile(r"^[^\S\n]*(?:\?!|!\?|\?\?|!!)", re.M)
+_DOUBLE_RULES = [(re.compile(re.escape(pair)), pair) for pair in ("?!", "!?", "??", "!!")]
+# "?" or "!" before a quote, "!" before a lower-case word (or ", word"): mid-sentence
+_MID_SENTENCE = [
+    (re.compile(r"""\?(?=['"])"""), _PROTECTED[_TERMS.index("?")]),
+    (re.compile(r"""!(?=['"])"""), _PROTECTED[_TERMS.index("!")]),
+    (re.compile(r"!(?=,[^\S\n][a-z])"), _PROTECTED[_TERMS.index("!")]),
+    (re.compile(r"!(?=\s[a-z])"), _PROTECTED[_TERMS.index("!")]),
+]
+
+# inline lists: "1. Open it. 2. Close it.", "1) a 2) b", "a. x b. y", "(a) x (b) y", "(i) x (ii) y"
+# list markers, found from their last character (a literal first keeps the search fast)
+_LETTER_DOT = re.compile(r"\.(?<=(?<!\S)[a-z]\.)")  # "a." after whitespace or the line start
+_LETTER_PAREN = re.compile(r"\)(?<=[a-z]\))")  # "a)", "(iv)"
+_NUMBER_DOT = re.compile(r"\.(?=[\s)])(?<=\d\.)")  # "1. ", "12.)"
+_NUMBER_PAREN = re.compile(r"\)(?=\s)(?<=\d\))")  # "3) "
+_LATIN = {c: i for i, c in enumerate("abcdefghijklmnopqrstuvwxyz")}
+_LIST_FOR = re.compile(r"for\s\d{1,2}\u2668\s[a-z]")
+_LIST_SPACING = [re.compile(r"(?<=\S\S)\s(?=\S\s*\d+\u2668)"), re.compile(r"(?<=\S\S)\s(?=\d{1,2}\u2668)")]
+# pysbd's roman numerals, in its order (x, xi, xii, xiii appear twice there: the first counts)
+_ROMAN = {}
+for _i, _r in enumerate("i ii iii iv v vi vii viii ix x xi xii xiii xiv x xi xii xiii xv xvi xvii xviii xix xx".split()):
+    _ROMAN.setdefault(_r, _i)
+
+# after the sentences are read: 'He said "Hi." She left.' splits after the quote
+_QUOTE_THEN_CAPITAL = re.compile(r"([\"'“”])(?<=[!?.\-][\"'“”])\s(?=[A-Z])")
+
+# a double mark ("?!", "!!") becomes one of these (its first mark) and one that ends a sentence
+_PAIR_START = {"?": "\ue011", "!": "\ue012"}
+_PAIR_END = {"?": "\ue010", "!": "\ue013"}
+# an opening bracket that cannot start a bracketed sentence (see _settle_openers) becomes one of these
+_IDLE_OPENER = {"(": "\ue014", "（": "\ue015", "「": "\ue016", "“": "\ue017", "'": "\ue018", '"': "\ue019"}
+# each marker and the character it stands for
+_MARKERS = (tuple(zip(_PROTECTED, _TERMS)) + tuple((v, k) for k, v in _PAIR_START.items())
+            + tuple((v, k) for k, v in _PAIR_END.items()) + tuple((v, k) for k, v in _IDLE_OPENER.items()))
+_OWN_MARKS = re.compile(r"[\ue000-\ue01a]")  # in the input itself: read the slow, exact way
+
+
+def _unmask(text: str) -> str:
+    for marker, char in _MARKERS:
+        if marker in text:
+            text = text.replace(marker, char)
+    return text
+
+
+_LINE_TERM = re.compile(r"[。．.！!?？]")
+# pysbd's boundary expression, read on the whole text at once: its alternatives in its order, each
+# kept inside one line (pieces are lines here), with the marks it swapped as this module swaps them.
+# A sentence that starts with a bracket or quote may end at the closing one before a capital; a run
+# of two marks or spaces is a piece of its own (it holds no letter, so it is dropped later); else a
+# sentence runs to the first mark (a double mark is one character in pysbd, so a sentence that
+# starts with one looks past it), or to the line's end when no mark is left (pysbd appends one).
+# An opening bracket that cannot start such a sentence is swapped out first (_settle_openers), so
+# no attempt scans a line in vain: pysbd's expression on a line of unclosed brackets is quadratic.
+_ROMAN_IN_PARENS = re.compile(r"\((?=[mdclxvi])m*(?:c[md]|d?c*)(?:x[cl]|l?x*)(?:i[xv]|v?i*)\)(?=[^\S\n][A-Z])")
+_BRACKETS = re.compile(r"[(（「“)）」”\n]")
+_OPENERS = re.compile(r"[(（「“]")
+_CLOSING = {")": "(", "）": "（", "」": "「", "”": "“"}
+# opening -> (fewest characters inside, no comma before the closing one, what must follow it)
+_OPENER_RULES = {
+    "(": (2, False, re.compile(r"[^\S\n][A-Z]")),
+    "（": (0, False, re.compile(r"[^\S\n]?[A-Z]")),
+    "「": (0, False, re.compile(r"[^\S\n][A-Z]")),
+    "“": (1, True, re.compile(r"[^\S\n][A-Z]")),
+}
+_READ = re.compile(
+    # first the usual case, in one greedy scan: a sentence that starts with no bracket, quote, mark
+    # or space reads to its first mark, or to the line's last non-space when none is left (exactly
+    # what the last alternative gives, found faster than by its lazy scan)
+    r"[^\s（「(\'\"“。．.！!?？\ue011\ue012](?:[^\n。．.！!?？\ue010\ue013]*[^\s。．.！!?？\ue010\ue013])?"
+    r"(?:[。．.！!?？\ue010\ue013]|(?=[^\S\n]*(?:\n|\Z)))"
+    r"|（[^）\n]*）(?=[^\S\n]?[A-Z])"
+    r"|「[^」\n]*」(?=[^\S\n][A-Z])"
+    r"|\([^)\n]{2,}\)(?=[^\S\n][A-Z])"
+    r"|'[^'\n]*[^,\n]'(?=[^\S\n][A-Z])"
+    r'|"[^"\n]*[^,\n]"(?=[^\S\n][A-Z])'
+    r"|“[^”\n]*[^,\n]”(?=[^\S\n][A-Z])"
+    r"|[ 。．.！!?？]{2,}"
+    r"|[\ue011\ue012][\ue010\ue013](?:[^\n]*?[。．.！!?？\ue010\ue013]|(?:[^\n]*\S)?)"
+    r"|\S(?:[^\n]*?[。．.！!?？\ue010\ue013]|(?:[^\n]*\S)?)"
+)
+
+
+# what a list marker ends with, after what pysbd's list expressions allow before it ("1." "12."
+# after a space, a dash or the line start; "a." after a space or the start; "a)" "iv)" "(b)";
+# "3)" anywhere): a line needs two before its list rules can fire
+_LIST_MARKER = (
+    r"[.)](?<=[0-9a-z][.)])(?:(?<=(?<![^\s\-⁃])\d[.)])|(?<=(?<![^\s\-⁃])\d\d[.)])|(?<=(?<!\S)[a-z]\.)|(?<=\d\))"
+    r"|(?<=[a-z]\)))"
+)
+_LIST_PAIR = re.compile(_LIST_MARKER + r"[^\n]*?" + _LIST_MARKER)  # two on one line
+
+
+def _consecutive(values: list[int]) -> set[int]:
+    """The numbers that have a neighbour one apart in the list (pysbd also pairs 0 and 9)."""
+    keep = set()
+    for i, v in enumerate(values):
+        nxt = i < len(values) - 1 and v + 1 == values[i + 1]
+        prev = i > 0 and (v - 1 == values[i - 1] or (v == 0 and values[i - 1] == 9) or (v == 9 and values[i - 1] == 0))
+        if nxt or prev:
+            keep.add(v)
+    return keep
+
+
+def _alphabet_items(found: list[str], alphabet: dict[str, int]) -> set[str]:
+    """pysbd's alphabetical-list test: an item whose neighbour is the next or previous letter (for
+    the first item the previous one is the list's last, as in pysbd)."""
+    items = [a for a in found if a in alphabet]
+    keep = set()
+    last = len(items) - 1
+    for i, a in enumerate(items):
+        here, prev = alphabet[a], alphabet[items[i - 1]]
+        if (i < last and alphabet[items[i + 1]] - here == 1) or abs(prev - here) == 1:
+            keep.add(a)
+    return keep
+
+
+def _digits_before(line: str, i: int) -> int:
+    """Where the run of at most two digits that ends at ``i`` starts (``i`` when there is none)."""
+    k = i
+    while k > 0 and i - k < 2 and "0" <= line[k - 1] <= "9":
+        k -= 1
+    return k
+
+
+def _line_lists(line: str, base: int, breaks: set[int]) -> str:
+    """pysbd's list rules on one line: the line with its list items' periods protected; the breaks
+    pysbd puts before items (a line break it inserts, or the whitespace it turns into one) are added
+    to ``breaks`` as offsets in the text."""
+    chars = list(line)
+    # alphabetical lists with periods ("a. one b. two"): a break before each item, its period stays
+    dots = [m.start() for m in _LETTER_DOT.finditer(line)]
+    if len(dots) > 1:
+        keep = _alphabet_items([line[p - 1] for p in dots], _LATIN)
+        for p in dots:
+            if line[p - 1] in keep:
+                breaks.add(base + p - 1)
+                chars[p] = _DOT
+    # alphabetical and roman lists with parentheses ("a) one b) two", "(i) one (ii) two"): the
+    # lower-case letters before ")" right after "(", whitespace or the line start
+    words = []
+    for m in _LETTER_PAREN.finditer(line):
+        close = m.start()
+        k = close - 1
+        while k > 0 and "a" <= line[k - 1] <= "z":
+            k -= 1
+        if k == 0 or line[k - 1] == "(" or line[k - 1].isspace():
+            words.append((line[k:close], k - 1 if k and line[k - 1] == "(" else k))
+    if len(words) > 1:
+        found = [w for w, _ in words]
+        keep = _alphabet_items(found, _LATIN) | _alphabet_items(found, _ROMAN)
+        for w, at in words:
+            if w in keep:
+                breaks.add(base + at)
+    # numbered lists with periods ("1. one 2. two"): each item's period stays, and pysbd's two
+    # spacing rules, read on the line with those periods marked, put the breaks
+    items = []
+    for m in _NUMBER_DOT.finditer(line):
+        dot = m.start()
+        k = _digits_before(line, dot)
+        lead = k - 1 if k and line[k - 1] in "-⁃" else k
+        if lead == 0 or line[lead - 1].isspace():
+            items.append((int(line[k:dot]), lead, dot))
+    if len(items) > 1:
+        keep_n = _consecutive([n for n, _, _ in items])
+        marked = list(line)
+        for n, _, dot in items:
+            if n in keep_n:
+                marked[dot] = "\u2668"
+        marked_line = "".join(marked)
+        if "\u2668" in marked_line and not _LIST_FOR.search(marked_line):
+            for n, _, dot in items:
+                if n in keep_n:
+                    chars[dot] = _DOT
+            for rule in _LIST_SPACING:
+                breaks.update(base + x.start() for x in rule.finditer(marked_line))
+    # numbered lists with parentheses ("1) one 2) two"): a break at the whitespace before an item
+    numbers = [(int(line[_digits_before(line, m.start()):m.start()]), _digits_before(line, m.start()))
+               for m in _NUMBER_PAREN.finditer(line)]
+    if len(numbers) > 1:
+        keep_n = _consecutive([n for n, _ in numbers])
+        for n, i in numbers:
+            if n in keep_n and i >= 3 and line[i - 1].isspace() and not line[i - 2].isspace() \
+                    and not line[i - 3].isspace():
+                breaks.add(base + i - 1)
+    return "".join(chars)
+
+
+def _lists(text: str, breaks: set[int]) -> str:
+    """:func:`_line_lists` on the lines with two list markers or more (the others cannot have a list)."""
+    line_starts: set[int] = set()
+    pos = 0
+    while (m := _LIST_PAIR.search(text, pos)) is not None:
+        start = text.rfind("\n", 0, m.start()) + 1
+        line_starts.add(start)
+        end = text.find("\n", m.end())
+        if end < 0:
+            break
+        pos = end + 1
+    if not line_starts:
+        return text
+    parts, done = [], 0
+    for start in sorted(line_starts):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        parts += [text[done:start], _line_lists(text[start:end], start, breaks)]
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+_AFTER_PREPOSITIVE = re.compile(r"\s|:\d")
+# (only a period followed by whitespace or . : - ? , can be kept by the rule)
+_PERIOD_AFTER_LETTER = re.compile(r"\.(?<=[A-Za-z]\.)(?=[\s.:\-?,])")
+_WORD_OR_DOT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.")
+_AFTER_NUMBER_ABBR = re.compile(r"\s\d|\s+\(")
+_AFTER_ABBR = re.compile(r"[.:\-?,]|\s(?:[a-z]|I[^\S\n]|I'm|I'll|\d|\()")
+
+
+def _abbreviations(text: str) -> str:
+    """A period after a listed abbreviation (after whitespace or the line start) stays when what
+    follows says so: any whitespace after a title ("Dr."), a number after "No." / "pp.", and
+    otherwise punctuation, a lower-case word, "I", a digit or a parenthesis."""
+    data = _data()
+    abbreviations, prepositive, number = data["abbreviations"], data["prepositive"], data["number"]
+    longest = data["longest"]
+    keep = []
+    for x in _PERIOD_AFTER_LETTER.finditer(text):
+        dot = x.start()
+        start = dot - 1
+        # the word before the period (dotted ones too: "e.g", "Ph.D"), back to whitespace
+        while start > 0 and dot - start <= longest and text[start - 1] in _WORD_OR_DOT:
+            start -= 1
+        if start and not text[start - 1].isspace():
+            continue
+        word = text[start:dot].lower()
+        if word not in abbreviations:
+            continue
+        if word in prepositive:
+            ok = _AFTER_PREPOSITIVE.match(text, dot + 1)
+        elif word in number:
+            ok = _AFTER_NUMBER_ABBR.match(text, dot + 1)
+        else:
+            ok = _AFTER_ABBR.match(text, dot + 1)
+        if ok:
+            keep.append(dot)
+    if not keep:
+        return text
+    parts, done = [], 0
+    for dot in keep:
+        parts += [text[done:dot], _DOT]
+        done = dot + 1
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+# cheap necessary conditions of the passes they guard (a text of marks and nothing else skips them)
+_LIST_HINT = re.compile(r"[0-9a-z][.)]")
+_LETTER_PERIOD_HINT = re.compile(r"[A-Za-z]\.")
+_DIGIT_HINT = re.compile(r"[0-9]")
+
+
+def _masked(text: str) -> tuple[str, str]:
+    """pysbd's rules in pysbd's order, each seeing what the earlier ones swapped: the text with a line
+    break where pysbd puts one (so every piece pysbd reads on its own is a line), and the same text
+    with its protected terminators swapped."""
+    breaks: set[int] = set()
+    cur = _lists(text, breaks) if _LIST_HINT.search(text) else text
+    if breaks:
+        text, cur = _with_breaks(text, breaks), _with_breaks(cur, breaks)
+    cur = _LOCAL_RULE.sub(_DOT, cur)
+    if _LETTER_PERIOD_HINT.search(cur):
+        cur = _abbreviations(cur)
+        cur = _MULTI_PERIOD.sub(_protect_match, cur)
+    cur = _AM_PM.sub(".", cur)
+    cur = _patterns()["abbr_boundary"].sub(r"\1.", cur)
+    cur = _NUMBER_RULE.sub(_DOT, cur)
+    cur = _CONTINUOUS.sub(_protect_match, cur)
+    if _DIGIT_HINT.search(cur) and _NUMBERED_REFERENCE.search(cur):
+        breaks = {x.start(2) for x in _NUMBERED_REFERENCE.finditer(cur)}
+        cur = _NUMBERED_REFERENCE.sub(lambda x: _DOT + x.group(1) + x.group(2), cur)
+        text, cur = _with_breaks(text, breaks), _with_breaks(cur, breaks)
+    cur = _EMAIL_ETC.sub(_EDOT, cur)
+    if _EDOT in cur:
+        if _EDOT_CHAIN.search(cur):
+            cur = _EDOT_CHAIN.sub(_consume_chain, cur)
+        cur = cur.replace(_EDOT, _DOT)
+    if "°" in cur or " ." in cur:
+        cur = _GEO_FILE.sub(_DOT, cur)
+    if " ." in cur:
+        for rule, replacement in _ELLIPSIS_RULES[:2]:
+            cur = rule.sub(replacement, cur)
+    if "..." in cur:
+        for rule, replacement in _ELLIPSIS_RULES[2:]:
+            cur = rule.sub(replacement, cur)
+    # pysbd reads a piece that holds no terminator by now as one sentence, quotes and brackets
+    # too; its brackets and quotes are swapped out so the reading below does the same
+    if _QUOTE_OR_OPENER.search(cur):
+        cur = _NO_MARK_LINE.sub(_idle_openers, cur)
+    cur = _patterns()["exclamation_words"].sub(_protect_match, cur)
+    if "'" in cur:
+        cur = _single_quotes(cur)
+    for rule in _BETWEEN:
+        cur = rule.sub(_protect_match, cur)
+    if _DOUBLE_PUNCT.search(cur):
+        cur = _double_marks(cur)
+    for rule, replacement in _MID_SENTENCE:
+        cur = rule.sub(replacement, cur)
+    return text, cur
+
+
+_QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
+_NO_MARK_LINE = re.compile(r"^(?=[^\n]*[(（「“'\"])[^\n。．.！!?？]*$", re.M)
+
+
+def _idle_openers(m: re.Match[str]) -> str:
+    line = m.group()
+    for opener, idle in _IDLE_OPENER.items():
+        if opener in line:
+            line = line.replace(opener, idle)
+    return line
+
+
+def _double_marks(text: str) -> str:
+    """"?!", "!?", "??", "!!" (in that order, as pysbd) become one protected mark and one that ends
+    a sentence; pysbd skips this in a piece that starts with one."""
+    new = text
+    for rule, pair in _DOUBLE_RULES:
+        new = rule.sub(_PAIR_START[pair[0]] + _PAIR_END[pair[1]], new)
+    parts, done = [], 0
+    for m in _LINE_STARTS_DOUBLE.finditer(text):  # those lines keep their marks (same length)
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        parts += [new[done:m.start()], text[m.start():end]]
+        done = end
+    if not parts:
+        return new
+    parts.append(new[done:])
+    return "".join(parts)
+
+
+def _with_breaks(text: str, breaks: set[int]) -> str:
+    """``text`` with a line break inserted before each offset in ``breaks``."""
+    parts, done = [], 0
+    for i in sorted(breaks):
+        parts += [text[done:i], "\n"]
+        done = i
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+def _single_quotes(text: str) -> str:
+    """Between single quotes after a space, unless the line has a word with a leading apostrophe and
+    no quote before a space (pysbd's test, made per line)."""
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        if "'" in line and _SINGLE_QUOTED.search(line):
+            # pysbd runs this test on the piece with the mark it appends when no terminator ends it
+            probe = line if line[-1] in _TERMS else line + "\u0238"
+            if not (_LEADING_APOSTROPHE_WORD.search(probe) and not re.search(r"'\s", probe)):
+                lines[k] = _SINGLE_QUOTED.sub(_protect_match, line)
+    return "\n".join(lines)
+
+
+_ALNUM = re.compile(r"[^\W_]")  # a letter or digit (str.isalnum)
+# a whole piece (between separators) with no letter or digit, and the separator after it
+# (matched from the separator before it: the text gets one in front first)
+_NO_ALNUM_PIECE = re.compile(r"\x00(?:[^\w\x00]|_)*(?=\x00|\Z)")
+_NO_ALNUM_PIECE_PUA = re.compile(r"\ue000(?:[^\w\ue000]|_)*(?=\ue000|\Z)")
+
+
+def _settle_openers(masked: str) -> str:
+    """Swap out each opening bracket that cannot start a bracketed sentence: one whose first closing
+    bracket on the line is missing, too close, after a comma (quotes) or not followed by a capital,
+    and "(iv)" before a capital (pysbd swaps those parentheses before it reads sentences)."""
+    if not _OPENERS.search(masked):
+        return masked
+    pending: dict[str, list[int]] = {"(": [], "（": [], "「": [], "“": []}
+    idle: list[int] = []
+    waiting_any = False
+    for x in _BRACKETS.finditer(masked):
+        c, i = x.group(), x.start()
+        if c in pending:
+            pending[c].append(i)
+            waiting_any = True
+        elif c == "\n":
+            if waiting_any:
+                for waiting in pending.values():
+                    idle += waiting
+                    waiting.clear()
+                waiting_any = False
+        elif pending[_CLOSING[c]]:
+            opener = _CLOSING[c]
+            fewest, no_comma, after = _OPENER_RULES[opener]
+            for p in pending[opener]:
+                if (i - p - 1 < fewest or (no_comma and masked[i - 1] == ",") or not after.match(masked, i + 1)
+                        or (opener == "(" and _ROMAN_IN_PARENS.match(masked, p))):
+                    idle.append(p)
+            pending[opener].clear()
+    for waiting in pending.values():
+        idle += waiting
+    if not idle:
+        return masked
+    chars = list(masked)
+    for p in idle:
+        chars[p] = _IDLE_OPENER[chars[p]]
+    return "".join(chars)
+
+
+def split_lines_into_sentences(text: str) -> list[str]:
+    """Sentences line by line (the body of :func:`ifpo.verifiers.text.split_sentences`)."""
+    norm = "\n".join(line for line in (raw.strip() for raw in text.strip().splitlines()) if line)
+    if not norm:
+        return []
+    if ")" not in norm and not _LINE_TERM.search(norm):  # no mark and no "a)" list: a line is a sentence
+        return [line for line in norm.split("\n") if _ALNUM.search(line)]
+    norm, masked = _masked(norm)
+    masked = _settle_openers(masked)
+    sep = "\x00" if "\x00" not in norm else "\ue000"
+    if _OWN_MARKS.search(norm):  # the text holds this module's markers: take the text's characters
+        joined = sep.join(norm[a:b] for a, b in (m.span() for m in _READ.finditer(masked)))
+    else:
+        joined = _unmask(sep.join(_READ.findall(masked)))
+    if '"' in joined or "'" in joined or "”" in joined or "“" in joined:
+        # 'He said "Hi." She left.': pysbd splits a sentence after such a quote once it is read
+        joined = _QUOTE_THEN_CAPITAL.sub(r"\1" + sep, joined)
+    # pieces without a letter or digit (a stray "!", "...", a run of marks) are not sentences
+    joined = (_NO_ALNUM_PIECE if sep == "\x00" else _NO_ALNUM_PIECE_PUA).sub("", sep + joined)
+    return joined.split(sep)[1:]
