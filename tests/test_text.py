@@ -792,6 +792,7 @@ def test_split_sentences_rules(stock_pysbd, text, sentences):
     "", "!", "a.b.c. d", "它是猫。那是狗！", "a. a. a.", "Hi. Hi.  Hi.\tHi.", "x! x!\u3000x!\u2028x", "No. 5. No. 5.",
     '"a." "a." a.', "a.a. a.a.", "1. 1. 1.", "(a) (a) (a).", "Hi.\x1cHi.\x85Hi.", "?!?! ?!?!", "... ... ...",
     "a) b) a) b)", "g.J.bi", "ae.g.Fig.", "x (see (b) Dr.", "(a) b. (b) c.", "Mr. she b. 2. 1. a.m. e.g. e.g. (see",
+    "(See figure) The cat", '"Start" Button is here', "(ii) He whisks it. (iii) He pours it.", "Wow!! and x",
 ])
 def test_split_sentences_equals_stock_pysbd(stock_pysbd, text):
     assert split_sentences(text) == stock_pysbd(text)

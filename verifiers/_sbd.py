@@ -217,7 +217,7 @@ _LINE_TERM = re.compile(r"[。．.！!?？]")
 # An opening bracket that cannot start such a sentence is swapped out first (_settle_openers), so
 # no attempt scans a line in vain: pysbd's expression on a line of unclosed brackets is quadratic.
 _ROMAN_IN_PARENS = re.compile(r"\((?=[mdclxvi])m*(?:c[md]|d?c*)(?:x[cl]|l?x*)(?:i[xv]|v?i*)\)(?=[^\S\n][A-Z])")
-_BRACKETS = re.compile(r"[(（「“)）」”\n]")
+_BRACKETS = re.compile(r"[(（「“)）」”]")
 _OPENERS = re.compile(r"[(（「“]")
 _CLOSING = {")": "(", "）": "（", "」": "「", "”": "“"}
 # opening -> (fewest characters inside, no comma before the closing one, what must follow it)
@@ -464,8 +464,7 @@ def _masked(text: str) -> tuple[str, str]:
     cur = _patterns()["exclamation_words"].sub(_protect_match, cur)
     if "'" in cur:
         cur = _single_quotes(cur)
-    for rule in _BETWEEN:
-        cur = rule.sub(_protect_match, cur)
+    cur = _protect_between(cur)
     if _DOUBLE_PUNCT.search(cur):
         cur = _double_marks(cur)
     for rule, replacement in _MID_SENTENCE:
@@ -474,7 +473,7 @@ def _masked(text: str) -> tuple[str, str]:
 
 
 _QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
-_NO_MARK_LINE = re.compile(r"^(?=[^\n]*[(（「“'\"])[^\n。．.！!?？]*$", re.M)
+_NO_MARK_LINE = re.compile(r"^(?=[^\n(（「“'\"]*[(（「“'\"])[^\n。．.！!?？]*$", re.M)
 
 
 def _idle_openers(m: re.Match[str]) -> str:
@@ -483,6 +482,36 @@ def _idle_openers(m: re.Match[str]) -> str:
         if opener in line:
             line = line.replace(opener, idle)
     return line
+
+
+def _protect_between(text: str) -> str:
+    """pysbd's between-punctuation rules: the terminators inside any of their spans are protected.
+
+    The rules' spans do not depend on terminators (nor on what an earlier rule swapped: only the
+    single-quote rule, which runs first, reads a quote another rule swaps), so every rule's spans
+    are found on the same text and the terminators inside any of them swapped at once, without a
+    Python call per span that holds none."""
+    marks = [m.start() for m in _ANY_TERM.finditer(text)]
+    if not marks:
+        return text
+    spans = sorted(m.span() for rule in _BETWEEN for m in rule.finditer(text))
+    if not spans:
+        return text
+    protect, k, reach = [], 0, -1
+    for i in marks:
+        while k < len(spans) and spans[k][0] < i:
+            reach = max(reach, spans[k][1])
+            k += 1
+        if i < reach:
+            protect.append(i)
+    if not protect:
+        return text
+    parts, done = [], 0
+    for i in protect:
+        parts += [text[done:i], _PROTECTED[_TERMS.index(text[i])]]
+        done = i + 1
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def _double_marks(text: str) -> str:
@@ -529,8 +558,9 @@ def _single_quotes(text: str) -> str:
 _ALNUM = re.compile(r"[^\W_]")  # a letter or digit (str.isalnum)
 # a whole piece (between separators) with no letter or digit, and the separator after it
 # (matched from the separator before it: the text gets one in front first)
-_NO_ALNUM_PIECE = re.compile(r"\x00(?:[^\w\x00]|_)*(?=\x00|\Z)")
-_NO_ALNUM_PIECE_PUA = re.compile(r"\ue000(?:[^\w\ue000]|_)*(?=\ue000|\Z)")
+# (a class repeat, with the rare "_" unrolled: an alternation inside a repeat is slow in sre)
+_NO_ALNUM_PIECE = re.compile(r"\x00[^\w\x00]*(?:_[^\w\x00]*)*(?=\x00|\Z)")
+_NO_ALNUM_PIECE_PUA = re.compile(r"\ue000[^\w\ue000]*(?:_[^\w\ue000]*)*(?=\ue000|\Z)")
 
 
 def _settle_openers(masked: str) -> str:
@@ -541,18 +571,18 @@ def _settle_openers(masked: str) -> str:
         return masked
     pending: dict[str, list[int]] = {"(": [], "（": [], "「": [], "“": []}
     idle: list[int] = []
-    waiting_any = False
+    waiting_any, prev = False, 0
     for x in _BRACKETS.finditer(masked):
         c, i = x.group(), x.start()
+        if waiting_any and masked.find("\n", prev, i) >= 0:  # a new line: the waiting ones close no more
+            for waiting in pending.values():
+                idle += waiting
+                waiting.clear()
+            waiting_any = False
+        prev = i
         if c in pending:
             pending[c].append(i)
             waiting_any = True
-        elif c == "\n":
-            if waiting_any:
-                for waiting in pending.values():
-                    idle += waiting
-                    waiting.clear()
-                waiting_any = False
         elif pending[_CLOSING[c]]:
             opener = _CLOSING[c]
             fewest, no_comma, after = _OPENER_RULES[opener]

@@ -1118,12 +1118,16 @@ def vsys_keyword_frequency(response: str, params: Mapping[str, Any]) -> Check:
 _TRAILING_PUNCT = ".!?。！？,;:\"'"
 
 
+_HEADING_START = re.compile(r"#{1,6}\s")
+
+
 def _tagged(unit: str, tags: list[str], placement: str) -> bool:
     if placement == "contains":
         return any(t in unit for t in tags)
+    ends = tuple(tags)
     unit = unit.rstrip()
     while unit:
-        if any(unit.endswith(t) for t in tags):
+        if unit.endswith(ends):
             return True
         if unit[-1] not in _TRAILING_PUNCT:
             return False
@@ -1172,19 +1176,25 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     granularity = params["granularity"]
     raw = split_sentences(text) if granularity == "sentence" else split_paragraphs(text)
     units: list[str] = []
+    starts = tuple(tags)
+    # a unit whose first character is kept by every tag removal and by the strip below is no
+    # tag-only unit (no removal can take a first character that no tag starts with)
+    kept_first = set(_TRAILING_PUNCT + " \t\n") | {t[0] for t in tags}
     for unit in raw:
-        lead = next((t for t in tags if unit.startswith(t)), None)
+        lead = next((t for t in tags if unit.startswith(t)), None) if unit.startswith(starts) else None
         if units and lead is not None:  # "... blue. [Visible] Next ...": the tag closes the previous one
             units[-1] = f"{units[-1]} {lead}"
             unit = unit[len(lead) :].strip()
             if not unit:
                 continue
-        rest = unit
-        for t in tags:
-            rest = rest.replace(t, "")
-        if units and not rest.strip(_TRAILING_PUNCT + " \t\n"):
-            units[-1] = f"{units[-1]} {unit}"  # "… blue. [Visible]": the tag closes the previous sentence
-        elif not re.match(r"#{1,6}\s", unit):
+        if units and unit[0] in kept_first:
+            rest = unit
+            for t in tags:
+                rest = rest.replace(t, "")
+            if not rest.strip(_TRAILING_PUNCT + " \t\n"):
+                units[-1] = f"{units[-1]} {unit}"  # "… blue. [Visible]": the tag closes the previous sentence
+                continue
+        if not (unit[0] == "#" and _HEADING_START.match(unit)):
             units.append(unit)
     if not units:
         return Check(False, f"no {granularity} to tag")
