@@ -456,7 +456,29 @@ _OVERLAP_HAND_PICKED = [
     # one or two chunks: tokens from brackets (each one a token) or not
     "()", "(]", "((", "(((", "{[<>]}", "x)", "(x)", "a(b", "x y", "x(y z", "[[x]]y", "'(('",
     "a-b-c-d", "x.y.z.w", "a,b,c,d", "a:b:c:d e",
+    # one chunk: tokens from '"' (each one a token, `` or '') or not
+    '"""', '""', '"a"', 'x"', '"""x', '``"', "'\"'", '""\u201c', 'a"b"c', "''\"", '"(', '\"\"\"\"\"\"', "a''b''",
 ]
+
+
+def test_three_brackets_or_double_quotes_in_one_chunk_make_three_tokens():
+    """_shares_no_trigram's premise for texts of one or two chunks: three or more of ()[]{}<> and '"'
+    make three or more tokens (NLTK's own tokenizer, on random strings of quotes, brackets, backticks,
+    apostrophes and letters)."""
+    import random
+
+    from ifpo.verifiers.text import _treebank, punkt_sentences
+
+    tokenize = _treebank().tokenize
+    rng = random.Random(3)
+    alphabet = ['"', '"', '"', "a", "b", ".", "'", "''", "`", "``", "(", ")", "<", "-", "\u201c", "\u201d", "!", ",", "1"]
+    checked = 0
+    for _ in range(30000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        if sum(map(text.count, '()[]{}<>"')) >= 3:
+            checked += 1
+            assert len([t for s in punkt_sentences(text) for t in tokenize(s)]) >= 3, repr(text)
+    assert checked > 10000, checked
 
 
 def test_overlap_prefilter_never_misses_a_shared_trigram(monkeypatch):

@@ -401,13 +401,15 @@ def _shares_no_trigram(sentences: list[str], reference: list[str]) -> bool:
     place where its longest literal token occurs (overlapping ones too); where none fits, it is not
     among the text's trigrams. Three or more whitespace-separated chunks make three or more tokens
     (each chunk one or more: the tokenizer removes no character but whitespace), and so do three or
-    more brackets (each padded into a token of its own).
+    more brackets or '"' (each padded into a token of its own).
     """
     text = " ".join(sentences)
     if len(text) < _OVERLAP_PREFILTER_MIN:
         return False
-    if len(text.split(None, 3)) < 3 and sum(map(text.count, "()[]{}<>")) < 3:
-        return False  # (each bracket is a token of its own: deep nesting in one chunk has 3 or more)
+    if len(text.split(None, 3)) < 3 and sum(map(text.count, '()[]{}<>"')) < 3:
+        # (each bracket is a token of its own, and so is each '"': NLTK's quote rules pad every one
+        # into a `` or '' token; deep nesting or a run of '"' in one chunk has 3 or more)
+        return False
     by_anchor: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = defaultdict(list)
     for gram in set(zip(reference, reference[1:], reference[2:])):
         literal = [(len(t), -i) for i, t in enumerate(gram) if t not in _TOKEN_SOURCES]
