@@ -51,6 +51,10 @@ def _protect_match(m: re.Match[str]) -> str:
     return _protect(m.group())
 
 
+def _protect_periods(m: re.Match[str]) -> str:  # a match of letters and periods only
+    return m.group().replace(".", _DOT)
+
+
 @lru_cache(maxsize=1)
 def _data() -> dict[str, frozenset[str] | tuple[str, ...]]:
     """pysbd's English word lists (abbreviations and their kinds, sentence starters, words with '!')."""
@@ -435,7 +439,7 @@ def _masked(text: str) -> tuple[str, str]:
     cur = _LOCAL_RULE.sub(_DOT, cur)
     if _LETTER_PERIOD_HINT.search(cur):
         cur = _abbreviations(cur)
-        cur = _MULTI_PERIOD.sub(_protect_match, cur)
+        cur = _MULTI_PERIOD.sub(_protect_periods, cur)
     cur = _AM_PM.sub(".", cur)
     cur = _patterns()["abbr_boundary"].sub(r"\1.", cur)
     cur = _NUMBER_RULE.sub(_DOT, cur)
@@ -460,7 +464,8 @@ def _masked(text: str) -> tuple[str, str]:
     # pysbd reads a piece that holds no terminator by now as one sentence, quotes and brackets
     # too; its brackets and quotes are swapped out so the reading below does the same
     if _QUOTE_OR_OPENER.search(cur):
-        cur = _NO_MARK_LINE.sub(_idle_openers, cur)
+        for rule, idle in _NO_MARK_LINE_OPENERS:
+            cur = rule.sub(idle, cur)
     cur = _patterns()["exclamation_words"].sub(_protect_match, cur)
     if "'" in cur:
         cur = _single_quotes(cur)
@@ -473,15 +478,10 @@ def _masked(text: str) -> tuple[str, str]:
 
 
 _QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
-_NO_MARK_LINE = re.compile(r"^(?=[^\n(（「“'\"]*[(（「“'\"])[^\n。．.！!?？]*$", re.M)
-
-
-def _idle_openers(m: re.Match[str]) -> str:
-    line = m.group()
-    for opener, idle in _IDLE_OPENER.items():
-        if opener in line:
-            line = line.replace(opener, idle)
-    return line
+# (only its first character can start a bracketed or quoted sentence: the reading below takes the
+# rest of a line without a terminator in one piece)
+_NO_MARK_LINE_OPENERS = [(re.compile(rf"^[^\S\n]*{re.escape(opener)}(?=[^\n。．.！!?？]*$)", re.M),
+                          lambda m, idle=idle: m.group()[:-1] + idle) for opener, idle in _IDLE_OPENER.items()]
 
 
 def _protect_between(text: str) -> str:

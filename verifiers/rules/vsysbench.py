@@ -1121,6 +1121,19 @@ _TRAILING_PUNCT = ".!?。！？,;:\"'"
 _HEADING_START = re.compile(r"#{1,6}\s")
 
 
+def _count_untagged(units: list[str], tags: list[str], placement: str) -> int:
+    """How many units :func:`_tagged` refuses, read in one pass over the units joined.
+
+    A unit ends with a tag exactly when a tag is followed only by whitespace and trailing
+    punctuation to its end (what _tagged's loop strips one character at a time), and at most one
+    such match ends at a unit's end; units holding a NUL are counted one by one."""
+    if placement != "end" or any("\x00" in u for u in units) or any("\x00" in t for t in tags):
+        return sum(1 for u in units if not _tagged(u, tags, placement))
+    tail = "".join(re.escape(c) for c in _TRAILING_PUNCT)
+    pattern = _compile("(?:" + "|".join(re.escape(t) for t in tags) + rf")[\s{tail}]*(?=\x00|\Z)")
+    return len(units) - len(pattern.findall("\x00".join(units)))
+
+
 def _tagged(unit: str, tags: list[str], placement: str) -> bool:
     if placement == "contains":
         return any(t in unit for t in tags)
@@ -1198,13 +1211,14 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
             units.append(unit)
     if not units:
         return Check(False, f"no {granularity} to tag")
-    untagged = [u for u in units if not _tagged(u, tags, params["placement"])]
-    if untagged:
+    missing = _count_untagged(units, tags, params["placement"])
+    if missing:
         how = "end with" if params["placement"] == "end" else "contain"
+        first = next(u for u in units if not _tagged(u, tags, params["placement"]))
         return Check(
             False,
-            f"{len(untagged)} of {len(units)} {granularity}s do not {how} a tag "
-            f"({listing(params['tags'])}); first: {excerpt(untagged[0])}",
+            f"{missing} of {len(units)} {granularity}s do not {how} a tag "
+            f"({listing(params['tags'])}); first: {excerpt(first)}",
         )
     return Check(True, f"all {plural(len(units), granularity)} tagged")
 
