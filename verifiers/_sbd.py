@@ -26,6 +26,7 @@ and ``tests/test_text.py`` holds the rules' truth table and agreement floors.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 # Terminators as pysbd knows them, and the private-use character each becomes when protected.
@@ -164,6 +165,9 @@ _BETWEEN = [
     re.compile(r"“[^”\\\n]+”"),
 ]
 _SINGLE_QUOTED = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'")
+# the same on the whole text: after whitespace that is no line break (a line's start has none in pysbd)
+_SINGLE_QUOTED_ANY_LINE = re.compile(r"'(?<=[^\S\n]')(?:[^'\n]|'[a-zA-Z])*'")
+_QUOTE_THEN_SPACE = re.compile(r"'\s")
 _LEADING_APOSTROPHE_WORD = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'\S")
 _DOUBLE_PUNCT = re.compile(r"\?!|!\?|\?\?|!!")  # a pair ends a sentence once, on its second mark
 _LINE_STARTS_DOUBLE = re.compile(r"^[^\S\n]*(?:\?!|!\?|\?\?|!!)", re.M)
@@ -221,9 +225,10 @@ _LINE_TERM = re.compile(r"[。．.！!?？]")
 # An opening bracket that cannot start such a sentence is swapped out first (_settle_openers), so
 # no attempt scans a line in vain: pysbd's expression on a line of unclosed brackets is quadratic.
 _ROMAN_IN_PARENS = re.compile(r"\((?=[mdclxvi])m*(?:c[md]|d?c*)(?:x[cl]|l?x*)(?:i[xv]|v?i*)\)(?=[^\S\n][A-Z])")
-_BRACKETS = re.compile(r"[(（「“)）」”]")
-_OPENERS = re.compile(r"[(（「“]")
-_CLOSING = {")": "(", "）": "（", "」": "「", "”": "“"}
+# an opening bracket where the reading can start a sentence: a line's start, or after a terminator
+# or a closing bracket or quote, spaces aside (the group is the bracket)
+_OPENER_AT_START = re.compile(r"(?:^|(?<=[。．.！!?？\ue010\ue013)）」”'\"]))[^\S\n]*([(（「“])", re.M)
+_OPENING = {"(": ")", "（": "）", "「": "」", "“": "”"}
 # opening -> (fewest characters inside, no comma before the closing one, what must follow it)
 _OPENER_RULES = {
     "(": (2, False, re.compile(r"[^\S\n][A-Z]")),
@@ -489,25 +494,20 @@ def _protect_between(text: str) -> str:
 
     The rules' spans do not depend on terminators (nor on what an earlier rule swapped: only the
     single-quote rule, which runs first, reads a quote another rule swaps), so every rule's spans
-    are found on the same text and the terminators inside any of them swapped at once, without a
-    Python call per span that holds none."""
-    marks = [m.start() for m in _ANY_TERM.finditer(text)]
-    if not marks:
+    are found on the same text and the terminators inside them swapped at once."""
+    if not _ANY_TERM.search(text):
         return text
-    spans = sorted(m.span() for rule in _BETWEEN for m in rule.finditer(text))
-    if not spans:
-        return text
-    protect, k, reach = [], 0, -1
-    for i in marks:
-        while k < len(spans) and spans[k][0] < i:
-            reach = max(reach, spans[k][1])
-            k += 1
-        if i < reach:
-            protect.append(i)
+    search = _ANY_TERM.search
+    protect: set[int] = set()
+    for rule in _BETWEEN:
+        for m in rule.finditer(text):
+            a, b = m.span()
+            if search(text, a, b):
+                protect.update(t.start() for t in _ANY_TERM.finditer(text, a, b))
     if not protect:
         return text
     parts, done = [], 0
-    for i in protect:
+    for i in sorted(protect):
         parts += [text[done:i], _PROTECTED[_TERMS.index(text[i])]]
         done = i + 1
     parts.append(text[done:])
@@ -544,15 +544,26 @@ def _with_breaks(text: str, breaks: set[int]) -> str:
 
 def _single_quotes(text: str) -> str:
     """Between single quotes after a space, unless the line has a word with a leading apostrophe and
-    no quote before a space (pysbd's test, made per line)."""
-    lines = text.split("\n")
-    for k, line in enumerate(lines):
-        if "'" in line and _SINGLE_QUOTED.search(line):
+    no quote before a space (pysbd's test, made per line). The spans are found on the whole text
+    (none crosses a line) and each line holding one is tested once."""
+    parts, done, line_end, keep = [], 0, -1, False
+    for m in _SINGLE_QUOTED_ANY_LINE.finditer(text):
+        start, end = m.span()
+        if start > line_end:  # the first span of a line: test the line
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", end)
+            line_end = len(text) if line_end < 0 else line_end
+            line = text[line_start:line_end]
             # pysbd runs this test on the piece with the mark it appends when no terminator ends it
             probe = line if line[-1] in _TERMS else line + "\u0238"
-            if not (_LEADING_APOSTROPHE_WORD.search(probe) and not re.search(r"'\s", probe)):
-                lines[k] = _SINGLE_QUOTED.sub(_protect_match, line)
-    return "\n".join(lines)
+            keep = not (_LEADING_APOSTROPHE_WORD.search(probe) and not _QUOTE_THEN_SPACE.search(probe))
+        if keep:
+            parts += [text[done:start], _protect(text[start:end])]
+            done = end
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 _ALNUM = re.compile(r"[^\W_]")  # a letter or digit (str.isalnum)
@@ -564,41 +575,44 @@ _NO_ALNUM_PIECE_PUA = re.compile(r"\ue000[^\w\ue000]*(?:_[^\w\ue000]*)*(?=\ue000
 
 
 def _settle_openers(masked: str) -> str:
-    """Swap out each opening bracket that cannot start a bracketed sentence: one whose first closing
-    bracket on the line is missing, too close, after a comma (quotes) or not followed by a capital,
-    and "(iv)" before a capital (pysbd swaps those parentheses before it reads sentences)."""
-    if not _OPENERS.search(masked):
+    """Swap out each opening bracket that could start a bracketed sentence but cannot end one: its
+    first closing bracket on the line is missing, too close, after a comma (quotes) or not followed
+    by a capital, or it is "(iv)" before a capital (pysbd swaps those parentheses first).
+
+    Only an opening bracket where a sentence can start is looked at (at a line's start, or after a
+    terminator or a closing bracket or quote, spaces aside): the reading never tries the others.
+    The first closing bracket is found by bisection in the list of closing ones, and each line's end
+    once, so a line of many openers costs no rescan."""
+    candidates = [m.start(1) for m in _OPENER_AT_START.finditer(masked)]
+    if not candidates:
         return masked
-    pending: dict[str, list[int]] = {"(": [], "（": [], "「": [], "“": []}
-    idle: list[int] = []
-    waiting_any, prev = False, 0
-    for x in _BRACKETS.finditer(masked):
-        c, i = x.group(), x.start()
-        if waiting_any and masked.find("\n", prev, i) >= 0:  # a new line: the waiting ones close no more
-            for waiting in pending.values():
-                idle += waiting
-                waiting.clear()
-            waiting_any = False
-        prev = i
-        if c in pending:
-            pending[c].append(i)
-            waiting_any = True
-        elif pending[_CLOSING[c]]:
-            opener = _CLOSING[c]
-            fewest, no_comma, after = _OPENER_RULES[opener]
-            for p in pending[opener]:
-                if (i - p - 1 < fewest or (no_comma and masked[i - 1] == ",") or not after.match(masked, i + 1)
-                        or (opener == "(" and _ROMAN_IN_PARENS.match(masked, p))):
-                    idle.append(p)
-            pending[opener].clear()
-    for waiting in pending.values():
-        idle += waiting
+    closers: dict[str, list[int]] = {}
+    next_line = -2  # where the line of the opener at hand ends (-1: it is the last line)
+    idle = []
+    for p in candidates:
+        opener = masked[p]
+        close = _OPENING[opener]
+        if close not in closers:
+            closers[close] = [m.start() for m in re.finditer(re.escape(close), masked)]
+        found = closers[close]
+        k = bisect_left(found, p + 1)
+        j = found[k] if k < len(found) else -1
+        if next_line != -1 and next_line < p:  # the openers come in order: each line end is found once
+            next_line = masked.find("\n", p)
+        if j >= 0 and next_line != -1 and next_line < j:
+            j = -1  # the first closing one is on a later line
+        fewest, no_comma, after = _OPENER_RULES[opener]
+        if (j < 0 or j - p - 1 < fewest or (no_comma and masked[j - 1] == ",") or not after.match(masked, j + 1)
+                or (opener == "(" and _ROMAN_IN_PARENS.match(masked, p))):
+            idle.append(p)
     if not idle:
         return masked
-    chars = list(masked)
+    parts, done = [], 0
     for p in idle:
-        chars[p] = _IDLE_OPENER[chars[p]]
-    return "".join(chars)
+        parts += [masked[done:p], _IDLE_OPENER[masked[p]]]
+        done = p + 1
+    parts.append(masked[done:])
+    return "".join(parts)
 
 
 def split_lines_into_sentences(text: str) -> list[str]:
