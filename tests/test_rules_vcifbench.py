@@ -580,3 +580,33 @@ def test_flat_startswith_reads_past_a_head_cut_inside_an_emphasis_decision():
     text = " " * (4 * len(want) + 256 - 3) + "x *y"
     assert vc._flat_startswith(text, want, False, drop_emphasis=True) is False
     assert vc._flat_startswith(text, "x y", False, drop_emphasis=True) is True
+
+
+def test_first_markdown_finding_is_the_first_of_all_findings():
+    import random
+
+    from ifpo.verifiers.rules import vcifbench as vc
+
+    rng = random.Random(5)
+    atoms = ["#", "# ", "## H", "*", "**b**", "_", "__u__", "|", "| a | b |", "---", "- ", "* ", "1. ", "2) ", "`",
+             "```", "~~~", "[x](y)", "> ", "- - -", "***", "text", " ", "\n", "\n", "\n\n", "\t", "a", "."]
+    for _ in range(4000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 40)))
+        for skip in (True, False):
+            expected = next((f for f in vc._markdown_findings(text) if not (skip and f[0] == "numbered")), None)
+            assert vc._first_markdown_finding(text, skip_numbered=skip) == expected, (text, skip)
+
+
+def test_rule_line_pattern_equals_the_back_reference_form():
+    import random
+    import re
+
+    from ifpo.verifiers.rules import vcifbench as vc
+
+    former = re.compile(r"^\s{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+    rule = dict(vc._MD_LINE_PATTERNS)["rule"]
+    rng = random.Random(1)
+    atoms = ["-", "*", "_", " ", "\t", "a", "\u3000", "  ", "--", "**"]
+    for _ in range(50_000):
+        line = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 9)))
+        assert bool(rule.search(line)) == bool(former.search(line)), repr(line)

@@ -164,8 +164,8 @@ _BETWEEN = [
     re.compile(r"--[^-\n]*--"),
     re.compile(r"“[^”\\\n]+”"),
 ]
-_SINGLE_QUOTED = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'")
-# the same on the whole text: after whitespace that is no line break (a line's start has none in pysbd)
+# pysbd's single-quoted span, after whitespace that is no line break (pysbd, reading one line, sees
+# none at its start)
 _SINGLE_QUOTED_ANY_LINE = re.compile(r"'(?<=[^\S\n]')(?:[^'\n]|'[a-zA-Z])*'")
 _QUOTE_THEN_SPACE = re.compile(r"'\s")
 _LEADING_APOSTROPHE_WORD = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'\S")
@@ -215,7 +215,6 @@ def _unmask(text: str) -> str:
     return text
 
 
-_LINE_TERM = re.compile(r"[。．.！!?？]")
 # pysbd's boundary expression, read on the whole text at once: its alternatives in its order, each
 # kept inside one line (pieces are lines here), with the marks it swapped as this module swaps them.
 # A sentence that starts with a bracket or quote may end at the closing one before a capital; a run
@@ -498,18 +497,18 @@ def _protect_between(text: str) -> str:
     if not _ANY_TERM.search(text):
         return text
     search = _ANY_TERM.search
-    protect: set[int] = set()
+    spans = []
     for rule in _BETWEEN:
-        for m in rule.finditer(text):
-            a, b = m.span()
-            if search(text, a, b):
-                protect.update(t.start() for t in _ANY_TERM.finditer(text, a, b))
-    if not protect:
+        spans += [m.span() for m in rule.finditer(text) if search(text, m.start(), m.end())]
+    if not spans:
         return text
+    spans.sort()
     parts, done = [], 0
-    for i in sorted(protect):
-        parts += [text[done:i], _PROTECTED[_TERMS.index(text[i])]]
-        done = i + 1
+    for a, b in spans:  # spans of different rules may overlap: each stretch is swapped once
+        a = max(a, done)
+        if b > a:
+            parts += [text[done:a], _protect(text[a:b])]
+            done = b
     parts.append(text[done:])
     return "".join(parts)
 
@@ -620,7 +619,7 @@ def split_lines_into_sentences(text: str) -> list[str]:
     norm = "\n".join(line for line in (raw.strip() for raw in text.strip().splitlines()) if line)
     if not norm:
         return []
-    if ")" not in norm and not _LINE_TERM.search(norm):  # no mark and no "a)" list: a line is a sentence
+    if ")" not in norm and not _ANY_TERM.search(norm):  # no mark and no "a)" list: a line is a sentence
         return [line for line in norm.split("\n") if _ALNUM.search(line)]
     norm, masked = _masked(norm)
     masked = _settle_openers(masked)
