@@ -307,3 +307,34 @@ def test_answer_cache_survives_concurrent_writers_and_kill_9(tmp_path):
     legacy.parent.mkdir()
     legacy.write_text(json.dumps({"model": "m", "answer": {"passed": False}}))
     assert cache.get("abcd") == {"passed": False}
+
+
+def test_answer_cache_retries_a_busy_database(tmp_path, monkeypatch):
+    """A busy or locked answer from SQLite (a concurrent write, or WAL recovery after a kill -9) is
+    retried on a fresh connection: the answer is stored, not dropped."""
+    import sqlite3
+
+    from ifpo.verifiers.judge import AnswerCache
+
+    cache = AnswerCache(tmp_path)
+    real_db, calls = cache._db, {"n": 0}
+
+    class Busy:
+        def execute(self, *args):
+            raise sqlite3.OperationalError("database is locked")
+
+        def close(self):
+            pass
+
+    def flaky():
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            cache._local.db = Busy()
+            return cache._local.db
+        return real_db()
+
+    monkeypatch.setattr(cache, "_db", flaky)
+    monkeypatch.setattr("time.sleep", lambda seconds: None)
+    cache.put("k", "m", {"passed": True})
+    assert calls["n"] == 3
+    assert AnswerCache(tmp_path).get("k") == {"passed": True}

@@ -276,6 +276,9 @@ def media_parts(media: Mapping[str, Sequence[str]] | None, root: Path | None, fr
 # --- backends -----------------------------------------------------------------------------------
 
 
+_SQLITE_ATTEMPTS = 12  # 0.01 s doubling to 1 s between them
+
+
 class AnswerCache:
     """Judge answers by content hash in one SQLite file (``answers.sqlite3`` in the cache folder).
 
@@ -306,11 +309,32 @@ class AnswerCache:
             self._local.db, self._local.pid = db, os.getpid()
         return db
 
+    def _execute(self, sql: str, args: tuple[Any, ...]) -> Any:
+        """``sql`` on this thread's connection; a busy or locked database (another process's write,
+        or its WAL recovery after a kill -9, can answer that before the busy timeout applies) is
+        retried on a fresh connection with a growing pause (about 6 s in all) before it counts."""
+        import sqlite3
+        import time
+
+        for attempt in range(_SQLITE_ATTEMPTS - 1):
+            try:
+                return self._db().execute(sql, args)
+            except sqlite3.OperationalError:
+                db = getattr(self._local, "db", None)
+                self._local.db = None
+                if db is not None:
+                    try:
+                        db.close()
+                    except sqlite3.Error:
+                        pass
+                time.sleep(min(0.01 * 2**attempt, 1.0))
+        return self._db().execute(sql, args)  # the last attempt: its error counts
+
     def get(self, key: str) -> dict[str, Any] | None:
         import sqlite3
 
         try:
-            row = self._db().execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
+            row = self._execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
         except (sqlite3.Error, OSError):
             row = None  # an unreadable cache (or a folder that cannot be made) is a miss, never a failed verdict
         if row is not None:
@@ -334,8 +358,8 @@ class AnswerCache:
         from ifpo.verifiers.io import dumps
 
         try:
-            self._db().execute("INSERT OR REPLACE INTO answers (key, model, answer) VALUES (?, ?, ?)",
-                               (key, model, dumps(answer)))
+            self._execute("INSERT OR REPLACE INTO answers (key, model, answer) VALUES (?, ?, ?)",
+                          (key, model, dumps(answer)))
         except (sqlite3.Error, OSError):
             pass  # a full disk or locked file costs a cache entry, not the verdict
 
