@@ -729,19 +729,8 @@ def _sbd_lines(n, seed=0):
 @pytest.fixture(scope="module")
 def stock_pysbd():
     """Stock pysbd on each stripped, non-blank line; pieces stripped, those without a letter or
-    digit dropped (the former definition of split_sentences)."""
-    import pysbd
-
-    segmenter = pysbd.Segmenter(language="en", clean=False)
-
-    def reference(text):
-        out = []
-        for line in text.strip().splitlines():
-            if line.strip():
-                out += [s.strip() for s in segmenter.segment(line.strip()) if s.strip()]
-        return [s for s in out if any(ch.isalnum() for ch in s)]
-
-    return reference
+    digit dropped (the former definition of split_sentences; bench/sentence_agreement.py's)."""
+    return bench_modules.load("sentence_agreement").stock_pysbd()
 
 
 # One case per rule (the expected sentences are stock pysbd's; the test below checks that too).

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterable
 from functools import lru_cache
 
 # Terminators as pysbd knows them, and the private-use character each becomes when protected.
@@ -46,6 +47,19 @@ def _protect(text: str) -> str:
         if mark in text:
             text = text.replace(mark, protected)
     return text
+
+
+def _splice(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, end, new)`` of ``edits`` (in order, not overlapping) replacing
+    ``text[start:end]`` (an insertion when ``start == end``)."""
+    parts, done = [], 0
+    for start, end, new in edits:
+        parts += [text[done:start], new]
+        done = end
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def _protect_match(m: re.Match[str]) -> str:
@@ -369,16 +383,12 @@ def _lists(text: str, breaks: set[int]) -> str:
         if end < 0:
             break
         pos = end + 1
-    if not line_starts:
-        return text
-    parts, done = [], 0
+    edits = []
     for start in sorted(line_starts):
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
-        parts += [text[done:start], _line_lists(text[start:end], start, breaks)]
-        done = end
-    parts.append(text[done:])
-    return "".join(parts)
+        edits.append((start, end, _line_lists(text[start:end], start, breaks)))
+    return _splice(text, edits)
 
 
 _AFTER_PREPOSITIVE = re.compile(r"\s|:\d")
@@ -415,21 +425,20 @@ def _abbreviations(text: str) -> str:
         else:
             ok = _AFTER_ABBR.match(text, dot + 1)
         if ok:
-            keep.append(dot)
-    if not keep:
-        return text
-    parts, done = [], 0
-    for dot in keep:
-        parts += [text[done:dot], _DOT]
-        done = dot + 1
-    parts.append(text[done:])
-    return "".join(parts)
+            keep.append((dot, dot + 1, _DOT))
+    return _splice(text, keep)
 
 
 # cheap necessary conditions of the passes they guard (a text of marks and nothing else skips them)
 _LIST_HINT = re.compile(r"[0-9a-z][.)]")
 _LETTER_PERIOD_HINT = re.compile(r"[A-Za-z]\.")
 _DIGIT_HINT = re.compile(r"[0-9]")
+
+_QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
+# (only its first character can start a bracketed or quoted sentence: the reading below takes the
+# rest of a line without a terminator in one piece)
+_NO_MARK_LINE_OPENERS = [(re.compile(rf"^[^\S\n]*{re.escape(opener)}(?=[^\n。．.！!?？]*$)", re.M),
+                          lambda m, idle=idle: m.group()[:-1] + idle) for opener, idle in _IDLE_OPENER.items()]
 
 
 def _masked(text: str) -> tuple[str, str]:
@@ -481,13 +490,6 @@ def _masked(text: str) -> tuple[str, str]:
     return text, cur
 
 
-_QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
-# (only its first character can start a bracketed or quoted sentence: the reading below takes the
-# rest of a line without a terminator in one piece)
-_NO_MARK_LINE_OPENERS = [(re.compile(rf"^[^\S\n]*{re.escape(opener)}(?=[^\n。．.！!?？]*$)", re.M),
-                          lambda m, idle=idle: m.group()[:-1] + idle) for opener, idle in _IDLE_OPENER.items()]
-
-
 def _protect_between(text: str) -> str:
     """pysbd's between-punctuation rules: the terminators inside any of their spans are protected.
 
@@ -503,14 +505,13 @@ def _protect_between(text: str) -> str:
     if not spans:
         return text
     spans.sort()
-    parts, done = [], 0
+    edits, done = [], 0
     for a, b in spans:  # spans of different rules may overlap: each stretch is swapped once
         a = max(a, done)
         if b > a:
-            parts += [text[done:a], _protect(text[a:b])]
+            edits.append((a, b, _protect(text[a:b])))
             done = b
-    parts.append(text[done:])
-    return "".join(parts)
+    return _splice(text, edits)
 
 
 def _double_marks(text: str) -> str:
@@ -519,33 +520,24 @@ def _double_marks(text: str) -> str:
     new = text
     for rule, pair in _DOUBLE_RULES:
         new = rule.sub(_PAIR_START[pair[0]] + _PAIR_END[pair[1]], new)
-    parts, done = [], 0
+    kept = []
     for m in _LINE_STARTS_DOUBLE.finditer(text):  # those lines keep their marks (same length)
         end = text.find("\n", m.end())
         end = len(text) if end < 0 else end
-        parts += [new[done:m.start()], text[m.start():end]]
-        done = end
-    if not parts:
-        return new
-    parts.append(new[done:])
-    return "".join(parts)
+        kept.append((m.start(), end, text[m.start():end]))
+    return _splice(new, kept)
 
 
 def _with_breaks(text: str, breaks: set[int]) -> str:
     """``text`` with a line break inserted before each offset in ``breaks``."""
-    parts, done = [], 0
-    for i in sorted(breaks):
-        parts += [text[done:i], "\n"]
-        done = i
-    parts.append(text[done:])
-    return "".join(parts)
+    return _splice(text, [(i, i, "\n") for i in sorted(breaks)])
 
 
 def _single_quotes(text: str) -> str:
     """Between single quotes after a space, unless the line has a word with a leading apostrophe and
     no quote before a space (pysbd's test, made per line). The spans are found on the whole text
     (none crosses a line) and each line holding one is tested once."""
-    parts, done, line_end, keep = [], 0, -1, False
+    edits, line_end, keep = [], -1, False
     for m in _SINGLE_QUOTED_ANY_LINE.finditer(text):
         start, end = m.span()
         if start > line_end:  # the first span of a line: test the line
@@ -557,12 +549,8 @@ def _single_quotes(text: str) -> str:
             probe = line if line[-1] in _TERMS else line + "\u0238"
             keep = not (_LEADING_APOSTROPHE_WORD.search(probe) and not _QUOTE_THEN_SPACE.search(probe))
         if keep:
-            parts += [text[done:start], _protect(text[start:end])]
-            done = end
-    if not parts:
-        return text
-    parts.append(text[done:])
-    return "".join(parts)
+            edits.append((start, end, _protect(text[start:end])))
+    return _splice(text, edits)
 
 
 _ALNUM = re.compile(r"[^\W_]")  # a letter or digit (str.isalnum)
@@ -604,14 +592,7 @@ def _settle_openers(masked: str) -> str:
         if (j < 0 or j - p - 1 < fewest or (no_comma and masked[j - 1] == ",") or not after.match(masked, j + 1)
                 or (opener == "(" and _ROMAN_IN_PARENS.match(masked, p))):
             idle.append(p)
-    if not idle:
-        return masked
-    parts, done = [], 0
-    for p in idle:
-        parts += [masked[done:p], _IDLE_OPENER[masked[p]]]
-        done = p + 1
-    parts.append(masked[done:])
-    return "".join(parts)
+    return _splice(masked, [(p, p + 1, _IDLE_OPENER[masked[p]]) for p in idle])
 
 
 def split_lines_into_sentences(text: str) -> list[str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import re
 from collections import Counter
@@ -488,10 +489,10 @@ _MD_NEEDS = {
 
 
 
-def _lines_holding(lines: list[str], needs: tuple[str, ...]) -> list[int]:
-    """Indices of the lines that contain one of ``needs`` (one to three substrings)."""
+def _lines_holding(lines: list[str], needs: tuple[str, ...], end: int | None = None) -> Iterator[int]:
+    """Indices of the lines (before ``end``) that contain one of ``needs`` (one to three substrings)."""
     a, b, c = (needs * 3)[:3]
-    return [i for i, line in enumerate(lines) if a in line or b in line or c in line]
+    return (i for i, line in enumerate(itertools.islice(lines, end)) if a in line or b in line or c in line)
 
 
 def _markdown_findings(text: str) -> list[tuple[str, int, str]]:
@@ -533,14 +534,9 @@ def _first_markdown_finding(text: str, *, skip_numbered: bool) -> tuple[str, int
         needs = _MD_NEEDS[element]
         if not any(n in text for n in needs):
             continue
-        a, b, c = (needs * 3)[:3]
         # elements come in their order, after the list items: a later one wins only on an earlier line
-        limit = best[0] if best is not None else len(lines)
-        for index in range(limit):
-            line = lines[index]
-            if not (a in line or b in line or c in line):
-                continue
-            if pattern.search(line):
+        for index in _lines_holding(lines, needs, best[0] if best is not None else None):
+            if pattern.search(lines[index]):
                 best = (index, order, element)
                 break
     if best is None:

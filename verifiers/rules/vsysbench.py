@@ -1116,6 +1116,7 @@ def vsys_keyword_frequency(response: str, params: Mapping[str, Any]) -> Check:
 # Background Knowledge: Knowledge Sourcing (rule-checkable form)
 
 _TRAILING_PUNCT = ".!?。！？,;:\"'"
+_TAG_ONLY_STRIP = _TRAILING_PUNCT + " \t\n"  # what a unit holding only tags may have besides them
 
 
 _HEADING_START = re.compile(r"#{1,6}\s")
@@ -1192,7 +1193,7 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     starts = tuple(tags)
     # a unit whose first character is kept by every tag removal and by the strip below is no
     # tag-only unit (no removal can take a first character that no tag starts with)
-    kept_first = set(_TRAILING_PUNCT + " \t\n") | {t[0] for t in tags}
+    kept_first = set(_TAG_ONLY_STRIP) | {t[0] for t in tags}
     for unit in raw:
         lead = next((t for t in tags if unit.startswith(t)), None) if unit.startswith(starts) else None
         if units and lead is not None:  # "... blue. [Visible] Next ...": the tag closes the previous one
@@ -1204,7 +1205,7 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
             rest = unit
             for t in tags:
                 rest = rest.replace(t, "")
-            if not rest.strip(_TRAILING_PUNCT + " \t\n"):
+            if not rest.strip(_TAG_ONLY_STRIP):
                 units[-1] = f"{units[-1]} {unit}"  # "… blue. [Visible]": the tag closes the previous sentence
                 continue
         if not (unit[0] == "#" and _HEADING_START.match(unit)):
