@@ -93,10 +93,12 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     starters = "|".join(re.escape(w) for w in data["starters"])
     words = "|".join(re.escape(w) for w in sorted(data["exclamation_words"], key=len, reverse=True))
     return {
-        # "U.S. The": these abbreviations end a sentence before a sentence starter after all
+        # "U.S. The": these abbreviations end a sentence before a sentence starter after all (the
+        # protected period is matched first, each abbreviation a look-behind: a literal-first search)
         "abbr_boundary": re.compile(
-            r"(U\ue003S|U\.S|U\ue003K|E\ue003U|E\.U|U\ue003S\ue003A|U\.S\.A|I|i.v|I.V)\ue003"
-            rf"(?=[^\S\n](?:{starters})[^\S\n])"
+            r"\ue003(?:" + "|".join(f"(?<={a}\ue003)" for a in (
+                r"U\ue003S", r"U\.S", r"U\ue003K", r"E\ue003U", r"E\.U", r"U\ue003S\ue003A", r"U\.S\.A", "I", "i.v",
+                "I.V")) + rf")(?=[^\S\n](?:{starters})[^\S\n])"
         ),
         "exclamation_words": re.compile(words),
     }
@@ -178,14 +180,16 @@ _BETWEEN = [
     re.compile(r"--[^-\n]*--"),
     re.compile(r"“[^”\\\n]+”"),
 ]
+_BETWEEN_SPLIT = [re.compile(f"({rule.pattern})") for rule in _BETWEEN]  # the span as the split's group
 # pysbd's single-quoted span, after whitespace that is no line break (pysbd, reading one line, sees
 # none at its start)
 _SINGLE_QUOTED_ANY_LINE = re.compile(r"'(?<=[^\S\n]')(?:[^'\n]|'[a-zA-Z])*'")
 _QUOTE_THEN_SPACE = re.compile(r"'\s")
 _LEADING_APOSTROPHE_WORD = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'\S")
 _DOUBLE_PUNCT = re.compile(r"\?!|!\?|\?\?|!!")  # a pair ends a sentence once, on its second mark
-_LINE_STARTS_DOUBLE = re.compile(r"^[^\S\n]*(?:\?!|!\?|\?\?|!!)", re.M)
-_DOUBLE_RULES = [(re.compile(re.escape(pair)), pair) for pair in ("?!", "!?", "??", "!!")]
+# a line that starts with a pair (found from the line break before; the text's start on its own)
+_LINE_STARTS_DOUBLE = re.compile(r"\n[^\S\n]*(?:\?!|!\?|\?\?|!!)")
+_TEXT_STARTS_DOUBLE = re.compile(r"[^\S\n]*(?:\?!|!\?|\?\?|!!)")
 # "?" or "!" before a quote, "!" before a lower-case word (or ", word"): mid-sentence
 _MID_SENTENCE = [
     (re.compile(r"""\?(?=['"])"""), _PROTECTED[_TERMS.index("?")]),
@@ -239,8 +243,11 @@ def _unmask(text: str) -> str:
 # no attempt scans a line in vain: pysbd's expression on a line of unclosed brackets is quadratic.
 _ROMAN_IN_PARENS = re.compile(r"\((?=[mdclxvi])m*(?:c[md]|d?c*)(?:x[cl]|l?x*)(?:i[xv]|v?i*)\)(?=[^\S\n][A-Z])")
 # an opening bracket where the reading can start a sentence: a line's start, or after a terminator
-# or a closing bracket or quote, spaces aside (the group is the bracket)
-_OPENER_AT_START = re.compile(r"(?:^|(?<=[。．.！!?？\ue010\ue013)）」”'\"]))[^\S\n]*([(（「“])", re.M)
+# or a closing bracket or quote, spaces aside (the match's last character is the bracket; matched
+# from the character before, a class search far faster than a look-behind at every position; the
+# text's start is matched on its own)
+_OPENER_AT_START = re.compile(r"[。．.！!?？\ue010\ue013)）」”'\"\n][^\S\n]*[(（「“]")
+_OPENER_AT_TEXT_START = re.compile(r"[^\S\n]*[(（「“]")
 _OPENING = {"(": ")", "（": "）", "「": "」", "“": "”"}
 # opening -> (fewest characters inside, no comma before the closing one, what must follow it)
 _OPENER_RULES = {
@@ -437,8 +444,20 @@ _DIGIT_HINT = re.compile(r"[0-9]")
 _QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
 # (only its first character can start a bracketed or quoted sentence: the reading below takes the
 # rest of a line without a terminator in one piece)
-_NO_MARK_LINE_OPENERS = [(re.compile(rf"^[^\S\n]*{re.escape(opener)}(?=[^\n。．.！!?？]*$)", re.M),
-                          lambda m, idle=idle: m.group()[:-1] + idle) for opener, idle in _IDLE_OPENER.items()]
+# (one pattern for all openers, from the line break before: the text gets one in front; a line
+# starts with one character, so one pass is pysbd's rules one opener after another)
+_NO_MARK_LINE_OPENER = re.compile(r"(\n[^\S\n]*)([(（「“'\"])(?=[^\n。．.！!?？]*$)", re.M)
+_IDLE_TABLE = str.maketrans(_IDLE_OPENER)
+
+
+def _idle_no_mark_line_openers(text: str) -> str:
+    """The opener that starts a line without a terminator swapped for its idle marker (the openers
+    are every third part of the split, swapped all at once: no Python per line)."""
+    parts = _NO_MARK_LINE_OPENER.split("\n" + text)
+    if len(parts) == 1:
+        return text
+    parts[2::3] = "".join(parts[2::3]).translate(_IDLE_TABLE)
+    return "".join(parts)[1:]
 
 
 def _masked(text: str) -> tuple[str, str]:
@@ -454,7 +473,7 @@ def _masked(text: str) -> tuple[str, str]:
         cur = _abbreviations(cur)
         cur = _MULTI_PERIOD.sub(_protect_periods, cur)
     cur = _AM_PM.sub(".", cur)
-    cur = _patterns()["abbr_boundary"].sub(r"\1.", cur)
+    cur = _patterns()["abbr_boundary"].sub(".", cur)
     cur = _NUMBER_RULE.sub(_DOT, cur)
     cur = _CONTINUOUS.sub(_protect_match, cur)
     if _DIGIT_HINT.search(cur) and _NUMBERED_REFERENCE.search(cur):
@@ -477,8 +496,7 @@ def _masked(text: str) -> tuple[str, str]:
     # pysbd reads a piece that holds no terminator by now as one sentence, quotes and brackets
     # too; its brackets and quotes are swapped out so the reading below does the same
     if _QUOTE_OR_OPENER.search(cur):
-        for rule, idle in _NO_MARK_LINE_OPENERS:
-            cur = rule.sub(idle, cur)
+        cur = _idle_no_mark_line_openers(cur)
     cur = _patterns()["exclamation_words"].sub(_protect_match, cur)
     if "'" in cur:
         cur = _single_quotes(cur)
@@ -494,37 +512,36 @@ def _protect_between(text: str) -> str:
     """pysbd's between-punctuation rules: the terminators inside any of their spans are protected.
 
     The rules' spans do not depend on terminators (nor on what an earlier rule swapped: only the
-    single-quote rule, which runs first, reads a quote another rule swaps), so every rule's spans
-    are found on the same text and the terminators inside them swapped at once."""
+    single-quote rule, which runs first, reads a quote another rule swaps), so the rules run one
+    after another as in pysbd. Each splits the text at its spans (the spans are the odd parts of
+    the split: a span holds no line break, so they are protected all at once joined by one), with
+    no Python per span."""
     if not _ANY_TERM.search(text):
         return text
-    search = _ANY_TERM.search
-    spans = []
-    for rule in _BETWEEN:
-        spans += [m.span() for m in rule.finditer(text) if search(text, m.start(), m.end())]
-    if not spans:
-        return text
-    spans.sort()
-    edits, done = [], 0
-    for a, b in spans:  # spans of different rules may overlap: each stretch is swapped once
-        a = max(a, done)
-        if b > a:
-            edits.append((a, b, _protect(text[a:b])))
-            done = b
-    return _splice(text, edits)
+    for rule in _BETWEEN_SPLIT:
+        parts = rule.split(text)
+        if len(parts) > 1:
+            spans = _protect("\n".join(parts[1::2]))
+            parts[1::2] = spans.split("\n")
+            text = "".join(parts)
+    return text
 
 
 def _double_marks(text: str) -> str:
     """"?!", "!?", "??", "!!" (in that order, as pysbd) become one protected mark and one that ends
     a sentence; pysbd skips this in a piece that starts with one."""
     new = text
-    for rule, pair in _DOUBLE_RULES:
-        new = rule.sub(_PAIR_START[pair[0]] + _PAIR_END[pair[1]], new)
+    for pair in ("?!", "!?", "??", "!!"):
+        if pair in new:
+            new = new.replace(pair, _PAIR_START[pair[0]] + _PAIR_END[pair[1]])
+    starts = [m.start() + 1 for m in _LINE_STARTS_DOUBLE.finditer(text)]
+    if _TEXT_STARTS_DOUBLE.match(text):
+        starts.insert(0, 0)
     kept = []
-    for m in _LINE_STARTS_DOUBLE.finditer(text):  # those lines keep their marks (same length)
-        end = text.find("\n", m.end())
+    for start in starts:  # those lines keep their marks (same length)
+        end = text.find("\n", start)
         end = len(text) if end < 0 else end
-        kept.append((m.start(), end, text[m.start():end]))
+        kept.append((start, end, text[start:end]))
     return _splice(new, kept)
 
 
@@ -553,12 +570,22 @@ def _single_quotes(text: str) -> str:
     return _splice(text, edits)
 
 
+_BLANK_LINES = re.compile(r"\n\n+")
 _ALNUM = re.compile(r"[^\W_]")  # a letter or digit (str.isalnum)
 # a whole piece (between separators) with no letter or digit, and the separator after it
 # (matched from the separator before it: the text gets one in front first)
 # (a class repeat, with the rare "_" unrolled: an alternation inside a repeat is slow in sre)
 _NO_ALNUM_PIECE = re.compile(r"\x00[^\w\x00]*(?:_[^\w\x00]*)*(?=\x00|\Z)")
 _NO_ALNUM_PIECE_PUA = re.compile(r"\ue000[^\w\ue000]*(?:_[^\w\ue000]*)*(?=\ue000|\Z)")
+
+
+def _opener_candidates(masked: str) -> list[int]:
+    """Where an opening bracket stands that can start a sentence (see _OPENER_AT_START), in order."""
+    candidates = [m.end() - 1 for m in _OPENER_AT_START.finditer(masked)]
+    first = _OPENER_AT_TEXT_START.match(masked)
+    if first:
+        candidates.insert(0, first.end() - 1)
+    return candidates
 
 
 def _settle_openers(masked: str) -> str:
@@ -570,7 +597,7 @@ def _settle_openers(masked: str) -> str:
     terminator or a closing bracket or quote, spaces aside): the reading never tries the others.
     The first closing bracket is found by bisection in the list of closing ones, and each line's end
     once, so a line of many openers costs no rescan."""
-    candidates = [m.start(1) for m in _OPENER_AT_START.finditer(masked)]
+    candidates = _opener_candidates(masked)
     if not candidates:
         return masked
     closers: dict[str, list[int]] = {}
@@ -595,9 +622,16 @@ def _settle_openers(masked: str) -> str:
     return _splice(masked, [(p, p + 1, _IDLE_OPENER[masked[p]]) for p in idle])
 
 
+def _stripped_lines(text: str) -> str:
+    """The text's lines stripped, blank ones dropped, joined by line breaks (a stripped blank line
+    leaves two line breaks together: no Python per line)."""
+    norm = "\n".join(map(str.strip, text.strip().splitlines()))
+    return _BLANK_LINES.sub("\n", norm) if "\n\n" in norm else norm
+
+
 def split_lines_into_sentences(text: str) -> list[str]:
     """Sentences line by line (the body of :func:`ifpo.verifiers.text.split_sentences`)."""
-    norm = "\n".join(line for line in (raw.strip() for raw in text.strip().splitlines()) if line)
+    norm = _stripped_lines(text)
     if not norm:
         return []
     if ")" not in norm and not _ANY_TERM.search(norm):  # no mark and no "a)" list: a line is a sentence

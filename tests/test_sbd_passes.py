@@ -1,0 +1,126 @@
+"""verifiers/_sbd.py's faster passes against the forms they replaced, on seeded random texts.
+
+Each pass below was rewritten for speed (a split instead of a Python call per span, a literal-first
+search instead of a look-behind or a line-start anchor tried at every position, str.replace instead
+of a literal regex); the former form is kept here as the reference, and both must give the same text
+(or offsets) on random texts drawn from the characters the pass reads. tests/test_text.py compares
+the whole splitter with stock pysbd; these catch a pass that drifts on inputs the agreement sets miss.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import bench_modules
+import pytest
+from ifpo.verifiers import _sbd
+
+TERMS = list("。．.！!?？")
+
+
+def _texts(pieces: list[str], n: int, seed: int, longest: int = 40) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, longest))) for _ in range(n)]
+
+
+# --- the former forms -----------------------------------------------------------------------------
+
+def _former_protect_between(text: str) -> str:
+    if not _sbd._ANY_TERM.search(text):
+        return text
+    search = _sbd._ANY_TERM.search
+    spans = []
+    for rule in _sbd._BETWEEN:
+        spans += [m.span() for m in rule.finditer(text) if search(text, m.start(), m.end())]
+    if not spans:
+        return text
+    spans.sort()
+    edits, done = [], 0
+    for a, b in spans:
+        a = max(a, done)
+        if b > a:
+            edits.append((a, b, _sbd._protect(text[a:b])))
+            done = b
+    return _sbd._splice(text, edits)
+
+
+_FORMER_NO_MARK_LINE_OPENERS = [
+    (re.compile(rf"^[^\S\n]*{re.escape(opener)}(?=[^\n。．.！!?？]*$)", re.M), idle)
+    for opener, idle in _sbd._IDLE_OPENER.items()
+]
+
+
+def _former_idle_no_mark_line_openers(text: str) -> str:
+    for rule, idle in _FORMER_NO_MARK_LINE_OPENERS:
+        text = rule.sub(lambda m, idle=idle: m.group()[:-1] + idle, text)
+    return text
+
+
+_FORMER_OPENER_AT_START = re.compile(r"(?:^|(?<=[。．.！!?？\ue010\ue013)）」”'\"]))[^\S\n]*([(（「“])", re.M)
+
+
+def _former_opener_candidates(masked: str) -> list[int]:
+    return [m.start(1) for m in _FORMER_OPENER_AT_START.finditer(masked)]
+
+
+def _former_abbr_boundary(text: str) -> str:
+    starters = "|".join(re.escape(w) for w in _sbd._data()["starters"])
+    rule = re.compile(r"(U\ue003S|U\.S|U\ue003K|E\ue003U|E\.U|U\ue003S\ue003A|U\.S\.A|I|i.v|I.V)\ue003"
+                      rf"(?=[^\S\n](?:{starters})[^\S\n])")
+    return rule.sub(r"\1.", text)
+
+
+_FORMER_LINE_STARTS_DOUBLE = re.compile(r"^[^\S\n]*(?:\?!|!\?|\?\?|!!)", re.M)
+
+
+def _former_double_marks(text: str) -> str:
+    new = text
+    for pair in ("?!", "!?", "??", "!!"):
+        new = re.sub(re.escape(pair), _sbd._PAIR_START[pair[0]] + _sbd._PAIR_END[pair[1]], new)
+    kept = []
+    for m in _FORMER_LINE_STARTS_DOUBLE.finditer(text):
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        kept.append((m.start(), end, text[m.start():end]))
+    return _sbd._splice(new, kept)
+
+
+def _former_stripped_lines(text: str) -> str:
+    return "\n".join(line for line in (raw.strip() for raw in text.strip().splitlines()) if line)
+
+
+# --- the comparisons ------------------------------------------------------------------------------
+
+BRACKETS = ["(", ")", "[", "]", '"', "“", "”", "«", "»", "‘", "’", "--", "-", "\\", "\n", " ", "\t", "a", "B",
+            "1", ",", "'"] + TERMS
+OPENERS = ["(", "（", "「", "“", "'", '"', " ", "\t", "\u3000", "\n", "a", ")", "）", "」", "”", "\ue010", "\ue013",
+           "\ue011"] + TERMS
+ABBR = ["U", "S", "K", "E", "A", "I", "i", "v", "V", ".", "\ue003", " ", "\t", "\n", "x", "The ", "He ", "It ",
+        "I ", "We ", " The", " It", "\ue003 "]
+DOUBLES = ["?", "!", "?!", "!!", " ", "\t", "\n", "a", ".", "\ue010"]
+LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u3000", "\x1f", "b."]
+
+CASES = [
+    ("protect_between", _former_protect_between, _sbd._protect_between, BRACKETS),
+    ("no_mark_line_openers", _former_idle_no_mark_line_openers, _sbd._idle_no_mark_line_openers, OPENERS),
+    ("opener_candidates", _former_opener_candidates, _sbd._opener_candidates, OPENERS),
+    ("abbr_boundary", _former_abbr_boundary, lambda t: _sbd._patterns()["abbr_boundary"].sub(".", t), ABBR),
+    ("double_marks", _former_double_marks, _sbd._double_marks, DOUBLES),
+    ("stripped_lines", _former_stripped_lines, _sbd._stripped_lines, LINES),
+]
+
+
+@pytest.mark.parametrize("name, former, current, pieces", CASES, ids=[c[0] for c in CASES])
+def test_pass_equals_its_former_form_on_random_texts(name, former, current, pieces):
+    texts = _texts(pieces, 6000, seed=len(name))
+    differ = [t for t in texts if former(t) != current(t)]
+    assert not differ, (name, differ[:3])
+    joined = "\n".join(texts[:500])  # many lines at once, as the splitter runs them
+    assert former(joined) == current(joined), name
+
+
+@pytest.mark.parametrize("name, former, current, pieces", CASES, ids=[c[0] for c in CASES])
+def test_pass_equals_its_former_form_on_bench_shapes(name, former, current, pieces):
+    for shape, text in bench_modules.load("checker_scaling").shapes(20_000).items():
+        assert former(text) == current(text), (name, shape)
