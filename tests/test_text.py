@@ -583,6 +583,43 @@ def test_punkt_equals_nltk_on_random_texts(punkt_pair, seed):
     assert identity.differences(texts[:100], fast, reference, realign=False) == []
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_punkt_runs_of_plain_sentences_equal_nltk(punkt_pair, seed):
+    """Texts of many short sentences, mostly plain, the rest ending in an abbreviation, a number, an
+    initial, a word that lower-cases oddly, a ? or !, or followed by a closing quote, other whitespace
+    or an unusual next word: FastPunkt takes the plain runs in bulk (it does on most of these texts)
+    and splits, spans and counts as NLTK does."""
+    import random
+
+    from ifpo.verifiers._punkt import FastPunkt, _Run
+
+    identity = bench_modules.load("punkt_identity")
+    fast, reference = punkt_pair
+    cold = FastPunkt(reference._params)
+    rng = random.Random(100 + seed)
+    texts = [identity.random_text(rng) if k % 50 == 0 else identity.run_text(rng) for k in range(1500)]
+    assert identity.differences(texts, cold, reference) == []
+    assert identity.differences(texts[:300], fast, reference, realign=False) == []
+    assert [fast.count(t) for t in texts] == [len(reference.tokenize(t)) for t in texts]
+    used = sum(any(type(piece) is _Run for piece in cold._slices(t)[0]) for t in texts if "." in t)
+    assert used > len(texts) // 3, used  # the runs were taken in bulk, not sentence by sentence
+
+
+def test_punkt_contexts_differing_in_digits_split_as_nltk():
+    """FastPunkt keeps decisions per digit shape of a context ("u.v. (12.)" like "u.v. (19.)") only
+    where no model type holding digits is involved: texts that differ only in digits, one of them a
+    type the model knows ("a-1") and the other not, split as NLTK splits each, whichever came first."""
+    from ifpo.verifiers._punkt import FastPunkt
+    from ifpo.verifiers.text import _punkt_reference
+
+    identity = bench_modules.load("punkt_identity")
+    reference = _punkt_reference()
+    fast = FastPunkt(reference._params)  # one cache for all: each text after its twin
+    texts = identity.digit_shape_texts(60)
+    assert identity.differences(texts, fast, reference) == []
+    assert fast._shapes  # the digit-shape cache served (plain words and numbers)
+
+
 def test_punkt_question_and_exclamation_candidates_break_without_being_read(punkt_pair):
     """FastPunkt takes a ? or ! candidate as a break without its context: every context of such a
     candidate in random texts, from any start up to it, is one the full decision breaks; and the

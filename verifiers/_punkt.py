@@ -27,8 +27,12 @@ from __future__ import annotations
 
 import codecs
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any
+
+import regex
 
 # Orthographic context flags of the Punkt model (bit values as NLTK stores them).
 _BEG_UC, _MID_UC, _UNK_UC = 1 << 1, 1 << 2, 1 << 3
@@ -51,8 +55,42 @@ _SIMPLE_CONTEXT = re.compile(r"([^\W_]+\.)[ \t\r\n]+([^\W_]+\.?)")
 # The last ASCII whitespace of a stretch (greedy, then back to it): match(text, start, end).
 _LAST_ASCII_SPACE = re.compile(r"[\s\S]*[\x20\t\n\r\x0b\x0c]")
 
+# In a run of plain sentences (_plain_lane): the whitespace after a sentence's final period, and a
+# sentence-final word (every period followed by whitespace there ends a sentence).
+_AFTER_PERIOD = re.compile(r"(?<=\.)([ \t\r\n]+)")
+_RUN_END_WORD = re.compile(r"(?<=[\x20\t\n\r\x0b\x0c])([^\W_]{2,})\.(?=[ \t\r\n])")
+
+# Every ASCII digit as 0: the digit shape of a context or a type.
+_ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_HAS_DIGIT = re.compile(r"[0-9]").search
+
 _CACHE_LIMIT = 100_000  # entries per cache before it is emptied (bounds memory on huge varied inputs)
 _CACHE_KEY_MAX = 120  # longer contexts are decided without caching
+
+
+def _plain_lane(non_word: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    r"""Patterns for a run of *plain sentences*, whose breaks need no per-candidate work.
+
+    A plain sentence starts at a sentence start that follows a break and whitespace, holds no
+    candidate before its end, and ends in ``word.`` where the word is two or more ``[^\W_]``
+    characters right after ASCII whitespace, followed by ``[ \t\r\n]+`` and a next token of
+    ``[^\W_]+\.?`` up to whitespace or the end. Its candidate's context is then a simple context
+    (``_SIMPLE_CONTEXT``) whose word is no initial and no collocation start; when the word is also
+    no abbreviation and no number (checked on the run's words in bulk), NLTK breaks there without
+    reading the next word, the next candidate finds whitespace after this one (it stands, nothing
+    overlaps), and the next sentence starts with a word character (no realignment). Returns the
+    pattern of a whole run (``(?:sentence separator)+``; group 1: the last sentence's word) and
+    of one sentence and its separator (group 1: its word).
+    """
+    ws, ascii_ws = REGEX_WHITESPACE, r"\x20\t\n\r\x0b\x0c"
+    # A stretch without ASCII whitespace and without a candidate: . ? ! only where neither one of
+    # NLTK's non-word characters nor whitespace and a token follows (the candidate pattern's lookahead).
+    # Possessive: the body below stops at the first stretch holding a candidate, which must then be the
+    # sentence's word and period.
+    stretch = rf"[^.?!{ascii_ws}]*+(?:[.?!](?!{non_word}|[{ws}]+[^{ws}])[^.?!{ascii_ws}]*+)*+"
+    body = rf"(?:{stretch}[{ascii_ws}]++)*+"
+    end = rf"(?<=[{ascii_ws}])([^\W_]{{2,}})\.(?=[ \t\r\n]+[^\W_]+\.?(?:[{ws}]|\Z))[ \t\r\n]++"
+    return re.compile(rf"(?:{body}{end})+"), re.compile(body + end)
 
 
 def _compiled(pattern: Any) -> Any:
@@ -161,6 +199,25 @@ class FastPunkt:
         self._collocation_firsts = frozenset(first for first, _ in self._collocations)
         self._starters = frozenset(params.sent_starters)
         self._ortho: Mapping[str, int] = dict(params.ortho_context)
+        self._lane_run, self._lane_sentence = None, None
+        if self._bang_breaks and isinstance(self._candidates, re.Pattern) and self._closers is not None:
+            self._lane_run, self._lane_sentence = _plain_lane(lang_vars._re_non_word_chars)
+        # A run's sentence-final word that is an abbreviation or a collocation start (lower-cased; only words
+        # of two or more [^\W_] characters end a run's sentence) or of NLTK's number type (all digits, \d as
+        # the regex engine NLTK's number pattern runs on reads it; the same as re's on ASCII text). Written
+        # as a trie after the whitespace before the word: a pattern starting with a character set is
+        # scanned for in C, one starting with a look-behind is tried at every position.
+        specials = [w for w in self._abbrevs | self._collocation_firsts if re.fullmatch(r"[^\W_]{2,}", w)]
+        run_end = r"[\x20\t\n\r\x0b\x0c](?:{})\.(?=[ \t\r\n])"
+        self._unplain_ascii = re.compile(run_end.format("|".join(filter(None, [_trie(specials), r"\d+"]))))
+        self._special_end = re.compile(run_end.format(_trie(specials) or "(?!)"))
+        self._digit_end = regex.compile(run_end.format(r"\d+"))
+        # The model's types (of any table) holding an ASCII digit, in digit shape (every digit as 0).
+        self._digit_types = frozenset(
+            t.encode().translate(_ZERO_DIGITS).decode() for t in [*self._abbrevs, *self._starters, *self._ortho,
+                                                                 *(w for pair in self._collocations for w in pair)]
+            if t.isascii() and _HAS_DIGIT(t))
+        self._shapes: dict[str, bool] = {}  # decision per digit shape of a context (see _decide)
         # Caches: decision per candidate context; facts per word before / after a candidate.
         self._decisions: dict[str, bool] = {}
         self._before: dict[str, tuple[bool, bool, str, bool]] = {}
@@ -170,7 +227,7 @@ class FastPunkt:
 
     def clear_caches(self) -> None:
         """Forget every cached decision and per-word fact (they are keyed by the texts seen)."""
-        for cache in (self._decisions, self._before, self._after):
+        for cache in (self._decisions, self._shapes, self._before, self._after):
             cache.clear()
 
     def tokenize(self, text: str, realign_boundaries: bool = True) -> list[str]:
@@ -179,16 +236,34 @@ class FastPunkt:
             # No candidate: one sentence up to the trailing whitespace (none if that is all).
             end = len(text.rstrip())
             return [text[:end]] if end or not realign_boundaries else []
-        return [text[a:b] for a, b in self.span_tokenize(text, realign_boundaries)]
+        slices, closer_after_break = self._slices(text)
+        if not realign_boundaries or closer_after_break:
+            return [text[a:b] for a, b in self._finished(text, slices, realign_boundaries, closer_after_break)]
+        # Nothing moves: the sentences are the slices' texts, a run's taken as the run split them.
+        out: list[str] = []
+        for piece in slices[:-1]:
+            if type(piece) is tuple:
+                out.append(text[piece[0] : piece[1]])
+            else:
+                out += piece.sentences
+        a, b = slices[-1]
+        if a < b:
+            out.append(text[a:b])
+        return out
 
     def count(self, text: str) -> int:
         """``len(self.tokenize(text))``; a text without a candidate (a ``[.?!]`` followed by whitespace
         and a word, or by one of NLTK's non-word characters) is one sentence up to its trailing
         whitespace, or none, without the call chain (a checker that splits line by line calls this
         for every line)."""
-        if self._candidates.search(text) is None:
+        first = self._candidates.search(text)
+        if first is None:
             return 1 if text.rstrip() else 0  # _slices' one slice, kept by span_tokenize when not empty
-        return len(self.tokenize(text))
+        slices, closer_after_break = self._slices(text, first)
+        if closer_after_break:
+            return len(self._finished(text, slices, True, True))
+        a, b = slices[-1]
+        return sum(1 if type(piece) is tuple else len(piece.starts) for piece in slices[:-1]) + (a < b)
 
     def span_tokenize(self, text: str, realign_boundaries: bool = True) -> list[tuple[int, int]]:
         """``(start, end)`` offsets of the sentences (``PunktSentenceTokenizer.span_tokenize``)."""
@@ -196,6 +271,19 @@ class FastPunkt:
             end = len(text.rstrip())
             return [(0, end)] if end or not realign_boundaries else []
         slices, closer_after_break = self._slices(text)
+        return self._finished(text, slices, realign_boundaries, closer_after_break)
+
+    def _finished(self, text: str, slices: list[Any], realign_boundaries: bool,
+                  closer_after_break: bool) -> list[tuple[int, int]]:
+        """The sentence spans from :meth:`_slices`' raw slices (its runs spelled out as spans)."""
+        if any(type(piece) is _Run for piece in slices):
+            flat: list[tuple[int, int]] = []
+            for piece in slices:
+                if type(piece) is tuple:
+                    flat.append(piece)
+                else:
+                    flat += zip(piece.starts, piece.ends)
+            slices = flat
         if not realign_boundaries:
             return slices  # NLTK keeps an empty last slice here
         if closer_after_break:
@@ -209,34 +297,40 @@ class FastPunkt:
 
     # -- candidates and their contexts -------------------------------------------------------
 
-    def _slices(self, text: str) -> tuple[list[tuple[int, int]], bool]:
-        """Raw sentence slices before realignment (NLTK's ``_slices_from_text``), and whether a
-        slice after the first starts with a character realignment may move."""
-        out: list[tuple[int, int]] = []
+    def _slices(self, text: str, first: re.Match[str] | None = None) -> tuple[list[Any], bool]:
+        """Raw sentence slices before realignment (NLTK's ``_slices_from_text``: ``(start, end)``, or a
+        :class:`_Run` of them; the last one a tuple), and whether a slice after the first starts with a
+        character realignment may move. ``first``: the text's first candidate, if the caller has it."""
+        out: list[Any] = []
         last_break = 0
         closer_after_break = False
         closers = self._closers
         decisions = self._decisions
         decide = self._decide
         rfind = text.rfind
-        prev_m = self._candidates.search(text)
+        prev_m = first or self._candidates.search(text)
         if prev_m is None:
             return [(0, len(text.rstrip()))], False
         # The word before a candidate starts after the last ASCII whitespace since the previous
         # candidate. Whitespace right at the previous candidate (index 0 of that stretch) counts as
         # none: NLTK then extends the previous candidate's word, and drops that candidate.
         prev_stop = prev_m.start()
-        i = max(text.rfind(c, 0, prev_stop) for c in _ASCII_WS)
-        prev_start = i + 1 if i > 0 else 0
-        # Whitespace kinds present in the text (most texts: " " and "\n"): one or two kinds are
-        # searched for with rfind, more with one backwards-greedy pattern.
-        spaces = [c for c in _ASCII_WS if c in text]
-        sp1 = spaces[0] if spaces else " "
-        sp2 = spaces[1] if len(spaces) == 2 else None
-        last_space = _LAST_ASCII_SPACE.match if len(spaces) > 2 else None
-        last_in_chunk = self._last_in_chunk
+        w = _LAST_ASCII_SPACE.match(text, 0, prev_stop)
+        prev_start = w.end() if w is not None and w.end() > 1 else 0
         bang_breaks = self._bang_breaks
         pos = prev_stop + 1
+        if self._candidates.search(text, pos) is None:
+            pos = -1  # one candidate (a line, a short answer): straight to its decision below
+        else:
+            # Whitespace kinds present in the text (most texts: " " and "\n"): one or two kinds are
+            # searched for with rfind, more with one backwards-greedy pattern.
+            spaces = [c for c in _ASCII_WS if c in text]
+            sp1 = spaces[0] if spaces else " "
+            sp2 = spaces[1] if len(spaces) == 2 else None
+            last_space = _LAST_ASCII_SPACE.match if len(spaces) > 2 else None
+            last_in_chunk = self._last_in_chunk
+            lane_run = self._lane_run
+            lane_wait = lane_fails = 0
         while pos >= 0:
             jump = -1
             for m in self._candidates.finditer(text, pos):
@@ -283,6 +377,20 @@ class FastPunkt:
                         last_break = prev_stop + 1
                     if closers is None or text[last_break] in closers:
                         closer_after_break = True
+                    elif lane_run is not None:
+                        if lane_wait:
+                            lane_wait -= 1
+                        else:
+                            # A run of plain sentences from this break on: its breaks in bulk, and its
+                            # last candidate left pending, as this loop leaves each candidate.
+                            lane = self._lane(text, last_break, s, out)
+                            if lane is not None:
+                                lane_fails = 0
+                                last_break, prev_m, prev_start, prev_stop = lane
+                                jump = prev_stop + 1
+                                break
+                            lane_fails += 1
+                            lane_wait = min(2**lane_fails, 64)  # back off where runs are rare
                 prev_m = m
                 prev_start = start
                 prev_stop = s
@@ -305,13 +413,102 @@ class FastPunkt:
         out.append((last_break, len(text.rstrip())))
         return out, closer_after_break
 
+    def _lane(self, text: str, q: int, first: int, out: list[tuple[int, int]]) -> tuple[int, Any, int, int] | None:
+        """Breaks of the run of plain sentences (:func:`_plain_lane`) starting at sentence start ``q``,
+        whose first candidate ``first`` the caller holds pending: appends the breaks before the run's
+        last candidate (or before its first word that is an abbreviation, a collocation start or a
+        number) to ``out`` and returns the new state, (sentence start, pending candidate's match, its
+        word's start, its index); None when the run holds no break to take (one sentence or none).
+
+        Why in bulk: on text of short plain sentences a candidate costs the loop about a microsecond;
+        here each sentence costs the run pattern's repetition and a few C-level list operations.
+        """
+        run = self._lane_run.match(text, q)
+        if run is None or run.end(1) == first:
+            return None
+        end = run.end()
+        # Inside the run every period followed by whitespace is a sentence's end (a candidate, and the
+        # run holds no other kind): sentences and separators alternate, the last piece empty.
+        pieces = _AFTER_PERIOD.split(text[q:end])
+        offsets = list(accumulate(map(len, pieces), initial=q))
+        starts, ends = offsets[0:-2:2], offsets[1:-1:2]  # per sentence; the last is the run's last
+        stop, start = run.end(1), run.start(1)
+        bad = self._first_unplain(text, q, end)
+        if bad is not None:
+            k = bisect_left(ends, bad)  # the sentence whose word starts at ``bad``
+            if k == 0:
+                return None
+            start = bad
+            stop = ends[k] - 1
+            del starts[k:], ends[k:]
+        else:
+            del starts[-1], ends[-1]
+        out.append(_Run(starts, ends, pieces[0 : 2 * len(starts) : 2]))
+        return offsets[2 * len(starts)], self._candidates.match(text, stop), start, stop
+
+    def _first_unplain(self, text: str, q: int, end: int) -> int | None:
+        """Where the first sentence-final word of a run (``text[q:end]``) that NLTK does not simply
+        break after starts: an abbreviation, a collocation start or a number (None if there is none)."""
+        region = text[q - 1 : end]  # with the whitespace before the first word
+        low = region.lower()
+        if region.isascii():
+            m = self._unplain_ascii.search(low)
+            return None if m is None else q + m.start()  # the match starts at the whitespace before
+        hits = []
+        m = self._digit_end.search(region)
+        if m is not None:
+            hits.append(m.start())
+        if len(low) == len(region):  # lower case kept every offset: search the lower-cased run
+            m = self._special_end.search(low)
+            if m is not None:
+                hits.append(m.start())
+        else:  # a character whose lower case is longer: read the words one by one
+            for m in _RUN_END_WORD.finditer(region):
+                w = m.group(1).lower()
+                if w in self._abbrevs or w in self._collocation_firsts:
+                    hits.append(m.start() - 1)
+                    break
+        return q + min(hits) if hits else None
+
     def _realigned(self, text: str, slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """Move closing quotes and brackets after a break into the sentence they close."""
+        """Move closing quotes and brackets after a break into the sentence they close.
+
+        NLTK's loop over every slice, done where it changes something: only a slice that starts with
+        a closing character can move, and only a moved slice or the last one can end up empty (each
+        other one ends at its candidate, after its start).
+        """
+        closers = self._closers
+        if closers is None:
+            return self._realigned_everywhere(text, slices)
+        n = len(text)
+        match = self._realign.match
+        out = slices[:]
+        kept: set[int] = set()  # slices that a closer moved into: kept even if empty, as NLTK does
+        last = len(slices) - 1
+        check = [last]
+        for k in [k for k, (a, b) in enumerate(slices) if k and a < b and text[a] in closers]:
+            a2, b2 = slices[k]
+            # Every slice but the last ends just after a candidate, which is neither a closing character
+            # nor whitespace nor "-": a match there stops before the slice's end, with or without it as
+            # the end of the string (without is about twice as fast).
+            m = match(text, a2, b2) if k == last else match(text, a2)
+            if m is not None:
+                out[k - 1] = (out[k - 1][0], a2 + len(m.group(0).rstrip()))
+                kept.add(k - 1)
+                out[k] = (m.end(), b2)
+                check.append(k)
+        for k in sorted(set(check), reverse=True):
+            a, b = out[k]
+            if k not in kept and not (a < b and a < n):
+                del out[k]
+        return out
+
+    def _realigned_everywhere(self, text: str, slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """:meth:`_realigned` for language variables whose closing characters are not known."""
         out: list[tuple[int, int]] = []
         n = len(text)
         realign = 0
         match = self._realign.match
-        closers = self._closers
         last = len(slices) - 1
         for k, (a, b) in enumerate(slices):
             a += realign
@@ -320,7 +517,7 @@ class FastPunkt:
                     out.append((a, b))
                 break
             a2, b2 = slices[k + 1]
-            m = match(text, a2, b2) if a2 < b2 and (closers is None or text[a2] in closers) else None
+            m = match(text, a2, b2) if a2 < b2 else None
             if m is not None:
                 out.append((a, a2 + len(m.group(0).rstrip())))
                 realign = m.end() - a2
@@ -338,38 +535,62 @@ class FastPunkt:
         Only a word that is "?" or "!" or ends in "." can be a break; one that ends in "." is
         decided by :meth:`_period_break` with the word after it.
         """
+        # A context that differs from one decided before only in its ASCII digits is decided the same
+        # way when each word holding a digit is a number or of a type the model knows in no digit
+        # spelling (the digits only reach the decision through those lookups): decisions are also
+        # kept per digit shape, where that holds ("u.v. (12.)" and "u.v. (19.)" are one shape).
+        shape = ctx.encode().translate(_ZERO_DIGITS).decode() if ctx.isascii() else ""
+        if "0" not in shape:
+            shape = ""
+        elif (found := self._shapes.get(shape)) is not None:
+            self._keep(ctx, found)
+            return found
         simple = _SIMPLE_CONTEXT.fullmatch(ctx)
         if simple is not None:
-            found = self._period_break(simple.group(1), simple.group(2))
-            if len(ctx) <= _CACHE_KEY_MAX:
-                if len(self._decisions) >= _CACHE_LIMIT:
-                    self._decisions.clear()
-                self._decisions[ctx] = found
-            return found
-        if len(ctx) > _CACHE_KEY_MAX:
+            words = [simple.group(1), simple.group(2)]
+            found = self._period_break(words[0], words[1])
+        elif len(ctx) > _CACHE_KEY_MAX:
             return self._decide_long(ctx)
-        if "\n" in ctx:
-            words: list[str] = []
-            for line in ctx.split("\n"):
-                if line.strip():
-                    words.extend(self._words.findall(line))
         else:
-            words = self._words.findall(ctx) if ctx.strip() else []
-        found = False
-        for i in range(len(words) - 1):
-            tok = words[i]
-            if tok[-1] == ".":
-                if self._period_break(tok, words[i + 1]):
+            if "\n" in ctx:
+                words = []
+                for line in ctx.split("\n"):
+                    if line.strip():
+                        words.extend(self._words.findall(line))
+            else:
+                words = self._words.findall(ctx) if ctx.strip() else []
+            found = False
+            for i in range(len(words) - 1):
+                tok = words[i]
+                if tok[-1] == ".":
+                    if self._period_break(tok, words[i + 1]):
+                        found = True
+                        break
+                elif tok == "?" or tok == "!":
                     found = True
                     break
-            elif tok == "?" or tok == "!":
-                found = True
-                break
+        self._keep(ctx, found)
+        if shape and len(shape) <= _CACHE_KEY_MAX and all(self._digit_free(w) for w in words if _HAS_DIGIT(w)):
+            if len(self._shapes) >= _CACHE_LIMIT:
+                self._shapes.clear()
+            self._shapes[shape] = found
+        return found
+
+    def _keep(self, ctx: str, found: bool) -> None:
+        """Cache a context's decision (a short one; the cache is emptied when full)."""
         if len(ctx) <= _CACHE_KEY_MAX:
             if len(self._decisions) >= _CACHE_LIMIT:
                 self._decisions.clear()
             self._decisions[ctx] = found
-        return found
+
+    def _digit_free(self, word: str) -> bool:
+        """Whether the facts of ``word`` (ASCII, holding a digit) are those of any word spelled the same
+        but for its digits: it is a number, or no type the model looks up matches it in digit shape."""
+        typ = self._type(word)
+        if typ == "##number##":
+            return True
+        shape = typ.encode().translate(_ZERO_DIGITS).decode()
+        return shape not in self._digit_types and shape.rstrip(".") not in self._digit_types
 
     def _decide_long(self, ctx: str) -> bool:
         """:meth:`_decide` for a long context (a stretch of many glued candidates); nothing cached.
@@ -448,6 +669,8 @@ class FastPunkt:
         if head.isascii() and head.isalpha():
             # A number needs a digit among its first three characters: skip the pattern for words.
             return tok.lower()
+        if tok.isascii() and tok.rstrip(".").isdigit():
+            return "##number##"  # ASCII digits and periods after them: NLTK's number pattern, whole
         low = tok.lower()
         first = low[:1]
         if first and first not in "-.," and not first.isdigit():
@@ -503,6 +726,36 @@ class FastPunkt:
         if first.islower() and (context & _UC or not context & _BEG_LC):
             return False
         return _UNKNOWN
+
+
+class _Run:
+    """Consecutive sentences a run of plain sentences broke (FastPunkt._lane): their start and end
+    offsets and their texts, kept as the lists the run's split made (no tuple per sentence)."""
+
+    __slots__ = ("starts", "ends", "sentences")
+
+    def __init__(self, starts: list[int], ends: list[int], sentences: list[str]) -> None:
+        self.starts, self.ends, self.sentences = starts, ends, sentences
+
+
+def _trie(words: list[str]) -> str:
+    """A pattern matching exactly ``words`` (one alternative per distinct next character: the engine
+    reads each character once instead of trying every word)."""
+    tree: dict[str, dict] = {}
+    for w in words:
+        node = tree
+        for c in w:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        alts = [re.escape(c) + emit(sub) for c, sub in sorted(node.items()) if c]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(tree)
 
 
 def _remember(cache: dict, key: str, value: Any) -> None:
