@@ -1190,3 +1190,76 @@ def test_lazy_segment_comparison_equals_normalising_every_segment():
                 eager = norm(v._scorer_segments(text)) == wanted
                 assert v._segments_equal(v._scorer_segments(text), wanted, flags) == eager, (text, utterance)
     assert checked > 2000
+
+
+def _unicode_texts(n, seed):
+    import random
+
+    rng = random.Random(seed)
+    # ASCII and not, punctuation of several scripts, quotes, zero-width and other whitespace, NUL,
+    # a final sigma, emoji and combining marks
+    atoms = ["a", "B", "go", " ", "\n", "\t", '"', "'", "!", ".", ",", "“", "”", "’", "«", "»", "`", "´", "、", "。",
+             "「", "」", "¿", "¡", "‐", "—", "…", "\u200b", "\u200d", "\ufeff", "\u3000", "\xa0", "\x00", "ς", "Σ",
+             "é", "e\u0301", "中", "\U0001F600", "\U0001F44D\U0001F3FD", "_", "-", "#", "%", "\u2028", "x"]
+    return ["".join(rng.choice(atoms) for _ in range(rng.randint(0, 30))) for _ in range(n)]
+
+
+def test_drop_punctuation_equals_translating_with_the_table():
+    # _drop_punctuation removes the punctuation among a non-ASCII text's distinct characters with
+    # str.replace; it must be the translate of the table on any text
+    from ifpo.verifiers.rules import video_ifbench as v
+
+    for text in _unicode_texts(5000, seed=3) + ["".join(map(chr, range(0x2000, 0x2100)))]:
+        assert v._drop_punctuation(text) == text.translate(v._DROP_PUNCTUATION), text
+
+
+def test_speech_norms_with_known_texts_equal_normalising_each():
+    # verbatim_speech_constraint hands the normalised whole text to _speech_norms (known): the
+    # texts found there are taken as given, the others normalised; equal to normalising each
+    import random
+
+    from ifpo.verifiers.rules import video_ifbench as v
+
+    rng = random.Random(4)
+    texts = _unicode_texts(4000, seed=5)
+    for i in range(0, len(texts), 8):
+        group = texts[i:i + 8]
+        known = {t: v._speech_norm(t, quotes=True, whitespace=True) for t in group if rng.random() < 0.4}
+        expected = [v._speech_norm(t, quotes=True, whitespace=True) for t in group]
+        assert v._speech_norms(group, known) == expected, group
+        assert v._segments_equal(group, [e for e in expected if e], {"quotes": True, "whitespace": True}, known)
+
+
+def test_verbatim_verdicts_on_unicode_texts_equal_the_one_segment_at_a_time_reading():
+    # the checker normalises the whole text once and reuses it for the segments and the hint's
+    # candidates, and drops punctuation by str.replace (its characters found once); verdict and
+    # reason must be those of normalising every piece on its own with the table's translate
+    from ifpo.verifiers.rules import video_ifbench as v
+
+    texts = _unicode_texts(1500, seed=6)
+    utterances = ["go", "a go", "Go!", "“go” a", "中", "é a"]
+    params = {"normalize_whitespace": True, "normalize_quotes": True, "ignore_case": False,
+              "allow_wrapping_quotes": True}
+    check = REGISTRY.get("verbatim_speech_constraint")
+    norms, equal, drop = v._speech_norms, v._segments_equal, v._drop_punctuation
+
+    def norms_unknown(texts, known=None, among=None):
+        return norms(texts)
+
+    def equal_unknown(segments, wanted, flags, known=None):
+        return equal(segments, wanted, flags)
+
+    def translate(text, among=None):
+        return text.translate(v._DROP_PUNCTUATION)
+
+    for k, text in enumerate(texts):
+        p = {**params, "expected_utterance": utterances[k % len(utterances)]}
+        if k % 3 == 0:
+            p["normalize_whitespace"] = False
+        got = run_checker(check, text, p)
+        try:  # the same check with no known text handed on and the table's translate
+            v._speech_norms, v._segments_equal, v._drop_punctuation = norms_unknown, equal_unknown, translate
+            reference = run_checker(check, text, p)
+        finally:
+            v._speech_norms, v._segments_equal, v._drop_punctuation = norms, equal, drop
+        assert (got.passed, got.reason) == (reference.passed, reference.reason), text

@@ -124,3 +124,19 @@ def test_pass_equals_its_former_form_on_random_texts(name, former, current, piec
 def test_pass_equals_its_former_form_on_bench_shapes(name, former, current, pieces):
     for shape, text in bench_modules.load("checker_scaling").shapes(20_000).items():
         assert former(text) == current(text), (name, shape)
+
+
+# --- other text passes rewritten the same way ------------------------------------------------------
+
+def _former_nonblank_lines(text: str) -> list[str]:
+    zero_width = str.maketrans("", "", "\u200b\u200c\u200d\u2060\ufeff")
+    return [ln for ln in text.splitlines() if ln.strip() and (ln.isascii() or ln.translate(zero_width).strip())]
+
+
+def test_nonblank_lines_equals_its_former_form():
+    from ifpo.verifiers.text import nonblank_lines
+
+    pieces = ["a", " ", "\t", "\n", "\r\n", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u3000", "\xa0", "\x1f",
+              "\u2028", "\x85", "中", "\u200e", "\U0001F600"]
+    for text in _texts(pieces, 6000, seed=9) + ["".join(map(chr, range(0x2000, 0x2100)))]:
+        assert nonblank_lines(text) == _former_nonblank_lines(text), repr(text)

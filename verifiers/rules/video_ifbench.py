@@ -1381,31 +1381,58 @@ class _DropPunctuation(dict):
 _DROP_PUNCTUATION = _DropPunctuation()
 
 
-def _speech_norm(text: str, *, quotes: bool, whitespace: bool) -> str:
+def _punctuation_among(text: str) -> str:
+    """The punctuation characters among ``text``'s distinct ones."""
+    return "".join(char for char in set(text) if _DROP_PUNCTUATION[ord(char)] is None)
+
+
+def _drop_punctuation(text: str, among: str | None = None) -> str:
+    """``text.translate(_DROP_PUNCTUATION)``. On ASCII text translate caches each character's entry
+    and is fast; on other text it looks the table up for every character (about 70-150 ns each), so
+    the punctuation among the text's distinct characters is removed with one str.replace each (a
+    removal cannot make another punctuation character appear). ``among``: characters that hold
+    every punctuation character of ``text`` (a text it was taken from), so that its distinct
+    characters need not be found again."""
+    if text.isascii():
+        return text.translate(_DROP_PUNCTUATION)
+    for char in _punctuation_among(text if among is None else among):
+        if char in text:
+            text = text.replace(char, "")
+    return text
+
+
+def _speech_norm(text: str, *, quotes: bool, whitespace: bool, among: str | None = None) -> str:
     """The scorer's normalisation of speech: quotes folded (with ``quotes``), every punctuation
     character dropped (an apostrophe inside a word too: ``let's`` is ``lets``), whitespace squashed
     (with ``whitespace``), and always lower-cased (the scorer takes ``ignore_case`` but never reads
-    it)."""
+    it). ``among``: as for :func:`_drop_punctuation`."""
     if quotes:
         # the released scorer also folds guillemets, backtick and acute accent used as quotes
         text = normalize_quotes(text, extended=True)
-    value = text.translate(_DROP_PUNCTUATION)
+    value = _drop_punctuation(text, among)
     value = squash_whitespace(value) if whitespace else value.strip()
     return value.lower()
 
 
-def _speech_norms(texts: list[str]) -> list[str]:
+def _speech_norms(texts: list[str], known: Mapping[str, str] | None = None, among: str | None = None) -> list[str]:
     """``[_speech_norm(t, quotes=True, whitespace=True) for t in texts]``, as one pass over the texts
     joined by NUL (a function call per text cost 2 µs: 0.2 s/MB on a long list of short quotes).
+    ``known``: texts already normalised so by the caller (the whole response, whose one line is
+    often the only candidate), taken from there instead of normalising them again. ``among``: as for
+    :func:`_drop_punctuation`, for every text.
 
     NUL survives every step (it is no quote, punctuation, whitespace or letter), so squashing the
     whole leaves at most one space at each end of a text, which its strip removes; lower-casing reads
     its neighbours only for a final sigma, which a NUL ends as the end of a text does (neither is a
     cased or case-ignorable character, nor is whitespace). Texts holding a NUL are normalised one
     by one."""
+    if known and any(t in known for t in texts):
+        rest = [t for t in texts if t not in known]
+        done = iter(_speech_norms(rest, among=among))
+        return [known[t] if t in known else next(done) for t in texts]
     if not texts or any("\x00" in t for t in texts):
-        return [_speech_norm(t, quotes=True, whitespace=True) for t in texts]
-    joined = normalize_quotes("\x00".join(texts), extended=True).translate(_DROP_PUNCTUATION).lower()
+        return [_speech_norm(t, quotes=True, whitespace=True, among=among) for t in texts]
+    joined = _drop_punctuation(normalize_quotes("\x00".join(texts), extended=True), among).lower()
     return [piece.strip() for piece in " ".join(joined.split()).split("\x00")]
 
 
@@ -1427,13 +1454,15 @@ def _scorer_segments(text: str, quoted_text: list[str] | None = None, text_lines
     return lines if len(lines) > 1 else ([raw] if raw else [])
 
 
-def _segments_equal(segments: list[str], wanted: list[str], flags: Mapping[str, bool]) -> bool:
+def _segments_equal(segments: list[str], wanted: list[str], flags: Mapping[str, bool],
+                    known: Mapping[str, str] | None = None) -> bool:
     """Whether the non-empty normalised ``segments`` are exactly ``wanted``, normalising lazily: the
     first segment that differs (or one more than ``wanted`` holds) decides, so a long list of lines
-    is not normalised whole to find that its first line is not the utterance."""
+    is not normalised whole to find that its first line is not the utterance. ``known``: segments
+    the caller has normalised with ``flags`` already (the whole text), not normalised again."""
     i = 0
     for segment in segments:
-        norm = _speech_norm(segment, **flags)
+        norm = known[segment] if known and segment in known else _speech_norm(segment, **flags)
         if not norm:
             continue
         if i >= len(wanted) or norm != wanted[i]:
@@ -1486,7 +1515,10 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     expected = _speech_norm(params["expected_utterance"], **flags)
     if not expected:  # the scorer: no expected segment, and its pass needs one
         return Check(False, "expected_utterance holds no words (empty or punctuation only), so nothing matches")
-    hay = _speech_norm(text, **flags)
+    # the punctuation of any piece of the text, its quotes folded (to " and ': ´ is no punctuation)
+    marks = None if text.isascii() else _punctuation_among(text) + "\"'"
+    hay = _speech_norm(text, **flags, among=marks)
+    known = {text: hay}  # the whole text is often a segment and the one candidate: normalised once
     if find_phrase(hay, expected, normalize=False):
         return Check(True, f"utterance {excerpt(params['expected_utterance'])} found verbatim")
 
@@ -1500,7 +1532,7 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     # Without quotes, the text's lines once too: the scorer's segments, and on ASCII text the hint's
     # candidates (nonblank_lines, stripped, are then exactly these: no zero-width character).
     lines = None if quoted else _lines(text)
-    if wanted and _segments_equal(_scorer_segments(text, quoted, lines), wanted, flags):
+    if wanted and _segments_equal(_scorer_segments(text, quoted, lines), wanted, flags, known):
         utterance = excerpt(params["expected_utterance"])
         return Check(True, f"utterance {utterance} is what the response quotes, verbatim")
     if quoted:
@@ -1523,7 +1555,7 @@ def verbatim_speech_constraint(response: str, params: Mapping[str, Any]) -> Chec
     expected_counts = Counter(plain_expected)
     chars, wanted_counts = list(expected_counts), list(expected_counts.values())
     distinct = list(dict.fromkeys(candidates))
-    norms = _speech_norms(distinct)
+    norms = _speech_norms(distinct, known if flags["quotes"] and flags["whitespace"] else None, marks)
     joined = "\x00".join(norms)
     if "\x00" in plain_expected or joined.count("\x00") != len(norms) - 1:
         held = norms  # a NUL of their own: no one pass (the counts below are exact either way)
