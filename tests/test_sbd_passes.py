@@ -140,3 +140,30 @@ def test_nonblank_lines_equals_its_former_form():
               "\u2028", "\x85", "中", "\u200e", "\U0001F600"]
     for text in _texts(pieces, 6000, seed=9) + ["".join(map(chr, range(0x2000, 0x2100)))]:
         assert nonblank_lines(text) == _former_nonblank_lines(text), repr(text)
+
+
+
+# --- the hints that skip passes are only shortcuts --------------------------------------------------
+
+HINTS = ("_LIST_HINT", "_LETTER_PERIOD_HINT", "_DIGIT_HINT", "_POSSESSIVE_HINT", "_PROTECTED_DOT_HINT",
+         "_QUOTE_OR_OPENER", "_DOUBLE_PUNCT")
+
+
+class _Found:  # a hint whose search always finds something
+    @staticmethod
+    def search(*args):
+        return True
+
+
+def test_masking_is_the_same_with_every_hint_forced(monkeypatch):
+    # _masked skips a pass when a cheap search says it cannot match (no digit, no letter before a
+    # period, no "'s", no protected period, ...); with every such hint forced to "found" each pass
+    # runs, and the text must come out the same
+    texts = _texts(["a", "B", "Co", " KG", "'s", "1", "12", ".", ". ", "!", "?", "!!", "?!", "(", ")", '"', "'", " ",
+                    "\n", "p.m.", "U.S.", "I", " The ", "e.g.", "Dr.", "...", " . ", "°", "[1]", "x@y.com", "a)",
+                    "(i)", "\ue003", "3.5", "1. ", "2. ", "P.M. The", "A.M. He", "i.v. It"], 4000, seed=11)
+    texts += list(bench_modules.load("checker_scaling").shapes(20_000).values())
+    expected = [_sbd._masked(t) for t in texts]
+    for name in HINTS:
+        monkeypatch.setattr(_sbd, name, _Found)
+    assert [_sbd._masked(t) for t in texts] == expected

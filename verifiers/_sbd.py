@@ -440,6 +440,8 @@ def _abbreviations(text: str) -> str:
 _LIST_HINT = re.compile(r"[0-9a-z][.)]")
 _LETTER_PERIOD_HINT = re.compile(r"[A-Za-z]\.")
 _DIGIT_HINT = re.compile(r"[0-9]")
+_POSSESSIVE_HINT = re.compile("'s")
+_PROTECTED_DOT_HINT = re.compile(_DOT)
 
 _QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
 # (only its first character can start a bracketed or quoted sentence: the reading below takes the
@@ -468,15 +470,22 @@ def _masked(text: str) -> tuple[str, str]:
     cur = _lists(text, breaks) if _LIST_HINT.search(text) else text
     if breaks:
         text, cur = _with_breaks(text, breaks), _with_breaks(cur, breaks)
-    cur = _LOCAL_RULE.sub(_DOT, cur)
-    if _LETTER_PERIOD_HINT.search(cur):
+    # (the rules below swap periods only: a letter or digit next to a period is never made, so the
+    # hints found here hold for every later rule they guard)
+    letter_period = _LETTER_PERIOD_HINT.search(cur)
+    digits = _DIGIT_HINT.search(cur)
+    if letter_period or _POSSESSIVE_HINT.search(cur):
+        cur = _LOCAL_RULE.sub(_DOT, cur)
+    if letter_period and _LETTER_PERIOD_HINT.search(cur):
         cur = _abbreviations(cur)
         cur = _MULTI_PERIOD.sub(_protect_periods, cur)
-    cur = _AM_PM.sub(".", cur)
-    cur = _patterns()["abbr_boundary"].sub(".", cur)
-    cur = _NUMBER_RULE.sub(_DOT, cur)
+    if _PROTECTED_DOT_HINT.search(cur):  # (both look for a protected period)
+        cur = _AM_PM.sub(".", cur)
+        cur = _patterns()["abbr_boundary"].sub(".", cur)
+    if digits:
+        cur = _NUMBER_RULE.sub(_DOT, cur)
     cur = _CONTINUOUS.sub(_protect_match, cur)
-    if _DIGIT_HINT.search(cur) and _NUMBERED_REFERENCE.search(cur):
+    if digits and _NUMBERED_REFERENCE.search(cur):
         breaks = {x.start(2) for x in _NUMBERED_REFERENCE.finditer(cur)}
         cur = _NUMBERED_REFERENCE.sub(lambda x: _DOT + x.group(1) + x.group(2), cur)
         text, cur = _with_breaks(text, breaks), _with_breaks(cur, breaks)
