@@ -27,12 +27,9 @@ from __future__ import annotations
 
 import codecs
 import re
-from bisect import bisect_left
 from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any
-
-import regex
 
 # Orthographic context flags of the Punkt model (bit values as NLTK stores them).
 _BEG_UC, _MID_UC, _UNK_UC = 1 << 1, 1 << 2, 1 << 3
@@ -55,10 +52,9 @@ _SIMPLE_CONTEXT = re.compile(r"([^\W_]+\.)[ \t\r\n]+([^\W_]+\.?)")
 # The last ASCII whitespace of a stretch (greedy, then back to it): match(text, start, end).
 _LAST_ASCII_SPACE = re.compile(r"[\s\S]*[\x20\t\n\r\x0b\x0c]")
 
-# In a run of plain sentences (_plain_lane): the whitespace after a sentence's final period, and a
-# sentence-final word (every period followed by whitespace there ends a sentence).
+# In a run of plain sentences (_plain_lane): the whitespace after a sentence's final period (every
+# period followed by whitespace there ends a sentence).
 _AFTER_PERIOD = re.compile(r"(?<=\.)([ \t\r\n]+)")
-_RUN_END_WORD = re.compile(r"(?<=[\x20\t\n\r\x0b\x0c])([^\W_]{2,})\.(?=[ \t\r\n])")
 
 # Every ASCII digit as 0: the digit shape of a context or a type.
 _ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
@@ -68,19 +64,19 @@ _CACHE_LIMIT = 100_000  # entries per cache before it is emptied (bounds memory 
 _CACHE_KEY_MAX = 120  # longer contexts are decided without caching
 
 
-def _plain_lane(non_word: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    r"""Patterns for a run of *plain sentences*, whose breaks need no per-candidate work.
+def _plain_lane(non_word: str, specials: list[str]) -> re.Pattern[str]:
+    r"""The pattern of a run of *plain sentences*, whose breaks need no per-candidate work.
 
     A plain sentence starts at a sentence start that follows a break and whitespace, holds no
     candidate before its end, and ends in ``word.`` where the word is two or more ``[^\W_]``
     characters right after ASCII whitespace, followed by ``[ \t\r\n]+`` and a next token of
     ``[^\W_]+\.?`` up to whitespace or the end. Its candidate's context is then a simple context
-    (``_SIMPLE_CONTEXT``) whose word is no initial and no collocation start; when the word is also
-    no abbreviation and no number (checked on the run's words in bulk), NLTK breaks there without
-    reading the next word, the next candidate finds whitespace after this one (it stands, nothing
-    overlaps), and the next sentence starts with a word character (no realignment). Returns the
-    pattern of a whole run (``(?:sentence separator)+``; group 1: the last sentence's word) and
-    of one sentence and its separator (group 1: its word).
+    (``_SIMPLE_CONTEXT``) whose word is no initial. The word must also hold a letter (no number)
+    and be none of ``specials`` (the lower-case abbreviations and collocation starts such a word can
+    be) in any case: ``(?i)`` matches every character whose lower case is the letter (and a few
+    more, which only stops a run early). Then NLTK breaks there without reading the next word, the
+    next candidate finds whitespace after this one (it stands, nothing overlaps), and the next
+    sentence starts with a word character (no realignment). Group 1: the last sentence's word.
     """
     ws, ascii_ws = REGEX_WHITESPACE, r"\x20\t\n\r\x0b\x0c"
     # A stretch without ASCII whitespace and without a candidate: . ? ! only where neither one of
@@ -89,8 +85,10 @@ def _plain_lane(non_word: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     # sentence's word and period.
     stretch = rf"[^.?!{ascii_ws}]*+(?:[.?!](?!{non_word}|[{ws}]+[^{ws}])[^.?!{ascii_ws}]*+)*+"
     body = rf"(?:{stretch}[{ascii_ws}]++)*+"
-    end = rf"(?<=[{ascii_ws}])([^\W_]{{2,}})\.(?=[ \t\r\n]+[^\W_]+\.?(?:[{ws}]|\Z))[ \t\r\n]++"
-    return re.compile(rf"(?:{body}{end})+"), re.compile(body + end)
+    special = rf"(?!(?i:{_trie(specials)})\.)" if specials else ""
+    end = (rf"(?<=[{ascii_ws}]){special}(?=[^\W_]*?[^\W\d_])([^\W_]{{2,}})\."
+           rf"(?=[ \t\r\n]+[^\W_]+\.?(?:[{ws}]|\Z))[ \t\r\n]++")
+    return re.compile(rf"(?:{body}{end})+")
 
 
 def _compiled(pattern: Any) -> Any:
@@ -199,19 +197,11 @@ class FastPunkt:
         self._collocation_firsts = frozenset(first for first, _ in self._collocations)
         self._starters = frozenset(params.sent_starters)
         self._ortho: Mapping[str, int] = dict(params.ortho_context)
-        self._lane_run, self._lane_sentence = None, None
+        # Runs of plain sentences (_plain_lane): only words of two or more [^\W_] characters end one.
+        self._lane_run = None
         if self._bang_breaks and isinstance(self._candidates, re.Pattern) and self._closers is not None:
-            self._lane_run, self._lane_sentence = _plain_lane(lang_vars._re_non_word_chars)
-        # A run's sentence-final word that is an abbreviation or a collocation start (lower-cased; only words
-        # of two or more [^\W_] characters end a run's sentence) or of NLTK's number type (all digits, \d as
-        # the regex engine NLTK's number pattern runs on reads it; the same as re's on ASCII text). Written
-        # as a trie after the whitespace before the word: a pattern starting with a character set is
-        # scanned for in C, one starting with a look-behind is tried at every position.
-        specials = [w for w in self._abbrevs | self._collocation_firsts if re.fullmatch(r"[^\W_]{2,}", w)]
-        run_end = r"[\x20\t\n\r\x0b\x0c](?:{})\.(?=[ \t\r\n])"
-        self._unplain_ascii = re.compile(run_end.format("|".join(filter(None, [_trie(specials), r"\d+"]))))
-        self._special_end = re.compile(run_end.format(_trie(specials) or "(?!)"))
-        self._digit_end = regex.compile(run_end.format(r"\d+"))
+            specials = [w for w in self._abbrevs | self._collocation_firsts if re.fullmatch(r"[^\W_]{2,}", w)]
+            self._lane_run = _plain_lane(lang_vars._re_non_word_chars, specials)
         # The model's types (of any table) holding an ASCII digit, in digit shape (every digit as 0).
         self._digit_types = frozenset(
             t.encode().translate(_ZERO_DIGITS).decode() for t in [*self._abbrevs, *self._starters, *self._ortho,
@@ -259,11 +249,34 @@ class FastPunkt:
         first = self._candidates.search(text)
         if first is None:
             return 1 if text.rstrip() else 0  # _slices' one slice, kept by span_tokenize when not empty
+        if self._closers is not None and self._candidates.search(text, first.start() + 1) is None:
+            return self._count_one(text, first)
         slices, closer_after_break = self._slices(text, first)
         if closer_after_break:
             return len(self._finished(text, slices, True, True))
         a, b = slices[-1]
         return sum(1 if type(piece) is tuple else len(piece.starts) for piece in slices[:-1]) + (a < b)
+
+    def _count_one(self, text: str, m: re.Match[str]) -> int:
+        """:meth:`count` of a text with one candidate ``m``: one sentence, or two when it breaks and
+        something is left after it once closing characters have moved back (what :meth:`_slices`,
+        :meth:`_realigned` and the drop of an empty last slice make of it)."""
+        s = m.start()
+        if not (self._bang_breaks and text[s] != "."):
+            w = _LAST_ASCII_SPACE.match(text, 0, s)
+            ctx = text[w.end() if w is not None and w.end() > 1 else 0 : m.end(1)]
+            d = self._decisions.get(ctx)
+            if not (self._decide(ctx) if d is None else d):
+                return 1
+        end = len(text.rstrip())
+        after = m.start(2)
+        if after < 0:
+            after = s + 1
+        if after < end and text[after] in self._closers:
+            moved = self._realign.match(text, after, end)
+            if moved is not None:
+                after = moved.end()
+        return 2 if after < end else 1
 
     def span_tokenize(self, text: str, realign_boundaries: bool = True) -> list[tuple[int, int]]:
         """``(start, end)`` offsets of the sentences (``PunktSentenceTokenizer.span_tokenize``)."""
@@ -413,62 +426,28 @@ class FastPunkt:
         out.append((last_break, len(text.rstrip())))
         return out, closer_after_break
 
-    def _lane(self, text: str, q: int, first: int, out: list[tuple[int, int]]) -> tuple[int, Any, int, int] | None:
+    def _lane(self, text: str, q: int, first: int, out: list[Any]) -> tuple[int, Any, int, int] | None:
         """Breaks of the run of plain sentences (:func:`_plain_lane`) starting at sentence start ``q``,
         whose first candidate ``first`` the caller holds pending: appends the breaks before the run's
-        last candidate (or before its first word that is an abbreviation, a collocation start or a
-        number) to ``out`` and returns the new state, (sentence start, pending candidate's match, its
-        word's start, its index); None when the run holds no break to take (one sentence or none).
+        last candidate to ``out`` (as one :class:`_Run`) and returns the new state, (sentence start,
+        pending candidate's match, its word's start, its index); None when the run holds no break
+        to take (one sentence or none).
 
         Why in bulk: on text of short plain sentences a candidate costs the loop about a microsecond;
         here each sentence costs the run pattern's repetition and a few C-level list operations.
+        The run stops at the first sentence that is not plain, so each character is matched once.
         """
         run = self._lane_run.match(text, q)
         if run is None or run.end(1) == first:
             return None
-        end = run.end()
         # Inside the run every period followed by whitespace is a sentence's end (a candidate, and the
         # run holds no other kind): sentences and separators alternate, the last piece empty.
-        pieces = _AFTER_PERIOD.split(text[q:end])
+        pieces = _AFTER_PERIOD.split(text[q : run.end()])
         offsets = list(accumulate(map(len, pieces), initial=q))
-        starts, ends = offsets[0:-2:2], offsets[1:-1:2]  # per sentence; the last is the run's last
-        stop, start = run.end(1), run.start(1)
-        bad = self._first_unplain(text, q, end)
-        if bad is not None:
-            k = bisect_left(ends, bad)  # the sentence whose word starts at ``bad``
-            if k == 0:
-                return None
-            start = bad
-            stop = ends[k] - 1
-            del starts[k:], ends[k:]
-        else:
-            del starts[-1], ends[-1]
-        out.append(_Run(starts, ends, pieces[0 : 2 * len(starts) : 2]))
-        return offsets[2 * len(starts)], self._candidates.match(text, stop), start, stop
-
-    def _first_unplain(self, text: str, q: int, end: int) -> int | None:
-        """Where the first sentence-final word of a run (``text[q:end]``) that NLTK does not simply
-        break after starts: an abbreviation, a collocation start or a number (None if there is none)."""
-        region = text[q - 1 : end]  # with the whitespace before the first word
-        low = region.lower()
-        if region.isascii():
-            m = self._unplain_ascii.search(low)
-            return None if m is None else q + m.start()  # the match starts at the whitespace before
-        hits = []
-        m = self._digit_end.search(region)
-        if m is not None:
-            hits.append(m.start())
-        if len(low) == len(region):  # lower case kept every offset: search the lower-cased run
-            m = self._special_end.search(low)
-            if m is not None:
-                hits.append(m.start())
-        else:  # a character whose lower case is longer: read the words one by one
-            for m in _RUN_END_WORD.finditer(region):
-                w = m.group(1).lower()
-                if w in self._abbrevs or w in self._collocation_firsts:
-                    hits.append(m.start() - 1)
-                    break
-        return q + min(hits) if hits else None
+        k = len(pieces) // 2 - 1  # sentences before the last, which stays pending
+        out.append(_Run(offsets[0 : 2 * k : 2], offsets[1 : 2 * k : 2], pieces[0 : 2 * k : 2]))
+        stop = run.end(1)
+        return offsets[2 * k], self._candidates.match(text, stop), run.start(1), stop
 
     def _realigned(self, text: str, slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Move closing quotes and brackets after a break into the sentence they close.
