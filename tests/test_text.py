@@ -605,6 +605,18 @@ def test_punkt_runs_of_plain_sentences_equal_nltk(punkt_pair, seed):
     assert used > len(texts) // 3, used  # the runs were taken in bulk, not sentence by sentence
 
 
+def test_punkt_run_trie_case_folding_misses_no_character():
+    """A run of plain sentences must stop at every word whose lower case is an abbreviation; its
+    trie is matched with (?i), so every character whose lower case is an ASCII letter must match
+    that letter under (?i) (the Kelvin sign does; over-matching, as the long s does, is harmless)."""
+    import re
+
+    missed = [hex(cp) for cp in range(0x110000)
+              if len(low := chr(cp).lower()) == 1 and low.isascii() and low.isalpha()
+              and not re.fullmatch(f"(?i:{low})", chr(cp))]
+    assert missed == []
+
+
 def test_punkt_contexts_differing_in_digits_split_as_nltk():
     """FastPunkt keeps decisions per digit shape of a context ("u.v. (12.)" like "u.v. (19.)") only
     where no model type holding digits is involved: texts that differ only in digits, one of them a
