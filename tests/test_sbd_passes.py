@@ -167,3 +167,15 @@ def test_masking_is_the_same_with_every_hint_forced(monkeypatch):
     for name in HINTS:
         monkeypatch.setattr(_sbd, name, _Found)
     assert [_sbd._masked(t) for t in texts] == expected
+
+
+def test_dropping_wordless_lines_before_the_reading_changes_no_sentence(monkeypatch):
+    # lines with no letter or digit are dropped just before the reading (all their pieces would be
+    # dropped after it); the sentences must be those of reading every line
+    punct = list("!?.,;:-*#\"'()[]{}<>/\\|~`^_=+@&%$“”「」（）。！？") + ["\ue003", "\ue010", "_", " ", "\t"]
+    lines = _texts(punct, 3000, seed=13, longest=12) + _texts(punct + ["a", "B", "1", "é", "中"], 3000, seed=14)
+    texts = ["\n".join(lines[i:i + 6]) for i in range(0, len(lines), 6)]
+    texts += list(bench_modules.load("checker_scaling").shapes(20_000).values())
+    current = [_sbd.split_lines_into_sentences(t) for t in texts]
+    monkeypatch.setattr(_sbd, "_without_wordless_lines", lambda masked: masked)
+    assert [_sbd.split_lines_into_sentences(t) for t in texts] == current
