@@ -1049,3 +1049,30 @@ def test_source_tags_shortcuts_change_no_verdict_or_reason():
             assert f"{len(untagged)} of {len(units)} " in got.reason, (text, tags, placement, got.reason)
         cases += 1
     assert cases > 2000
+
+
+def test_source_tags_on_texts_holding_nul_and_headings_equal_the_former_loop():
+    # units holding a NUL are counted one by one (the joined count would split them); headings and
+    # units starting with a tag, a mark or "#" are the ones the loop reads, the rest are sliced in
+    import random
+
+    rng = random.Random(8)
+    atoms = ["[Visible]", "[V]", "\x00", "a\x00b", ". ", "! ", '"', "'", " ", "\n", "\n\n", "## ", "#", "The", "cat",
+             "x", "Dr.", "#x", "[", "]", "\u200b"]
+    tag_sets = [["[Visible]", "[V]"], ["[V]"], ["#", "x"], ["\x00"]]
+    cases = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 30)))
+        tags = rng.choice(tag_sets)
+        got = check("vsys_source_tags", text, tags=tags, placement="end", granularity="sentence")
+        if not text.strip():
+            continue
+        units = _former_source_tag_units(text, tags)
+        if not units:
+            continue
+        untagged = [u for u in units if not _former_tagged(u, tags, "end")]
+        assert got.passed is (not untagged), (text, tags)
+        if untagged:
+            assert f"{len(untagged)} of {len(units)} " in got.reason, (text, tags, got.reason)
+        cases += 1
+    assert cases > 2000

@@ -56,6 +56,7 @@ import csv
 import io
 import itertools
 import json
+import operator
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
@@ -1128,11 +1129,12 @@ def _count_untagged(units: list[str], tags: list[str], placement: str) -> int:
     A unit ends with a tag exactly when a tag is followed only by whitespace and trailing
     punctuation to its end (what _tagged's loop strips one character at a time), and at most one
     such match ends at a unit's end; units holding a NUL are counted one by one."""
-    if placement != "end" or any("\x00" in u for u in units) or any("\x00" in t for t in tags):
+    joined = "\x00".join(units)  # (a unit holds a NUL when there are more than the joins)
+    if placement != "end" or joined.count("\x00") != len(units) - 1 or any("\x00" in t for t in tags):
         return sum(1 for u in units if not _tagged(u, tags, placement))
     tail = "".join(re.escape(c) for c in _TRAILING_PUNCT)
     pattern = _compile("(?:" + "|".join(re.escape(t) for t in tags) + rf")[\s{tail}]*(?=\x00|\Z)")
-    return len(units) - len(pattern.findall("\x00".join(units)))
+    return len(units) - len(pattern.findall(joined))
 
 
 def _tagged(unit: str, tags: list[str], placement: str) -> bool:
@@ -1194,14 +1196,28 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     # a unit whose first character is kept by every tag removal and by the strip below is no
     # tag-only unit (no removal can take a first character that no tag starts with)
     kept_first = set(_TAG_ONLY_STRIP) | {t[0] for t in tags}
-    for unit in raw:
+    # Nor does it start with a tag or a heading: a unit whose first character is none of these is
+    # kept as it is. Only the others are read in the loop below; the first characters of all are
+    # read in C, and the plain units between two others are taken as a slice (a Python step per
+    # unit cost 0.08 s/MB on short lines).
+    special = kept_first | {"#"}
+    # (a unit with a character that is neither stripped nor in a tag keeps it through every removal
+    # and the strip: it is no tag-only unit, found without the removals)
+    tag_or_strip = "".join(set(_TAG_ONLY_STRIP).union(*tags))
+    firsts = "".join(map(operator.itemgetter(0), raw))
+    others = [m.start() for m in re.finditer("[" + re.escape("".join(sorted(special))) + "]", firsts)]
+    done = 0
+    for i in others:
+        units += raw[done:i]
+        done = i + 1
+        unit = raw[i]
         lead = next((t for t in tags if unit.startswith(t)), None) if unit.startswith(starts) else None
         if units and lead is not None:  # "... blue. [Visible] Next ...": the tag closes the previous one
             units[-1] = f"{units[-1]} {lead}"
             unit = unit[len(lead) :].strip()
             if not unit:
                 continue
-        if units and unit[0] in kept_first:
+        if units and unit[0] in kept_first and not unit.strip(tag_or_strip):
             rest = unit
             for t in tags:
                 rest = rest.replace(t, "")
@@ -1210,6 +1226,7 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
                 continue
         if not (unit[0] == "#" and _HEADING_START.match(unit)):
             units.append(unit)
+    units += raw[done:]
     if not units:
         return Check(False, f"no {granularity} to tag")
     missing = _count_untagged(units, tags, params["placement"])
