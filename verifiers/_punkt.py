@@ -226,10 +226,10 @@ class FastPunkt:
             # No candidate: one sentence up to the trailing whitespace (none if that is all).
             end = len(text.rstrip())
             return [text[:end]] if end or not realign_boundaries else []
-        slices, closer_after_break = self._slices(text)
+        slices, closer_after_break = self._slices(text, realign=realign_boundaries)
         if not realign_boundaries or closer_after_break:
             return [text[a:b] for a, b in self._finished(text, slices, realign_boundaries, closer_after_break)]
-        # Nothing moves: the sentences are the slices' texts, a run's taken as the run split them.
+        # Realigned: the sentences are the slices' texts, a run's taken as the run split them.
         out: list[str] = []
         for piece in slices[:-1]:
             if type(piece) is tuple:
@@ -255,12 +255,12 @@ class FastPunkt:
         if closer_after_break:
             return len(self._finished(text, slices, True, True))
         a, b = slices[-1]
-        return sum(1 if type(piece) is tuple else len(piece.starts) for piece in slices[:-1]) + (a < b)
+        return sum(1 if type(piece) is tuple else len(piece.starts) for piece in slices[:-1])  + (a < b)
 
     def _count_one(self, text: str, m: re.Match[str]) -> int:
         """:meth:`count` of a text with one candidate ``m``: one sentence, or two when it breaks and
         something is left after it once closing characters have moved back (what :meth:`_slices`,
-        :meth:`_realigned` and the drop of an empty last slice make of it)."""
+        realignment and the drop of an empty last slice make of it)."""
         s = m.start()
         if not (self._bang_breaks and text[s] != "."):
             w = _LAST_ASCII_SPACE.match(text, 0, s)
@@ -283,12 +283,12 @@ class FastPunkt:
         if "." not in text and "?" not in text and "!" not in text:
             end = len(text.rstrip())
             return [(0, end)] if end or not realign_boundaries else []
-        slices, closer_after_break = self._slices(text)
+        slices, closer_after_break = self._slices(text, realign=realign_boundaries)
         return self._finished(text, slices, realign_boundaries, closer_after_break)
 
     def _finished(self, text: str, slices: list[Any], realign_boundaries: bool,
                   closer_after_break: bool) -> list[tuple[int, int]]:
-        """The sentence spans from :meth:`_slices`' raw slices (its runs spelled out as spans)."""
+        """The sentence spans from :meth:`_slices`' slices (its runs spelled out as spans)."""
         if any(type(piece) is _Run for piece in slices):
             flat: list[tuple[int, int]] = []
             for piece in slices:
@@ -301,8 +301,8 @@ class FastPunkt:
             return slices  # NLTK keeps an empty last slice here
         if closer_after_break:
             return self._realigned(text, slices)
-        # No sentence after a break starts with a closing quote or bracket: nothing moves, and
-        # only the last slice can be empty (every other one ends at its candidate).
+        # Realigned as the breaks were made: only the last slice can be empty (every other one ends
+        # at its candidate, after its start).
         a, b = slices[-1]
         if not a < b:
             slices.pop()
@@ -310,14 +310,24 @@ class FastPunkt:
 
     # -- candidates and their contexts -------------------------------------------------------
 
-    def _slices(self, text: str, first: re.Match[str] | None = None) -> tuple[list[Any], bool]:
-        """Raw sentence slices before realignment (NLTK's ``_slices_from_text``: ``(start, end)``, or a
-        :class:`_Run` of them; the last one a tuple), and whether a slice after the first starts with a
-        character realignment may move. ``first``: the text's first candidate, if the caller has it."""
+    def _slices(self, text: str, first: re.Match[str] | None = None,
+                realign: bool = True) -> tuple[list[Any], bool]:
+        """Sentence slices (NLTK's ``_slices_from_text``: ``(start, end)``, or a :class:`_Run` of them;
+        the last one a tuple, which may be empty), and whether realignment is still to be done.
+
+        ``realign``: closing quotes and brackets after a break are moved into the sentence they close
+        as each break is made (NLTK's ``_realign_boundaries``, which runs over every slice after
+        them): only a slice that starts with a closing character can move, the match never reaches
+        past the next candidate (which is neither a closing character nor whitespace nor "-"), so it
+        needs no end at the slice's, and a slice that ends at a candidate stays non-empty; for
+        language variables whose closing characters are not known, the second flag says the slices
+        are raw and :meth:`_realigned` is to run. ``first``: the text's first candidate, if known."""
         out: list[Any] = []
         last_break = 0
         closer_after_break = False
         closers = self._closers
+        realign_match = self._realign.match
+        last_moved = None  # (slices then, the slice's end and the break) of the last break before a closer
         decisions = self._decisions
         decide = self._decide
         rfind = text.rfind
@@ -388,8 +398,15 @@ class FastPunkt:
                     last_break = prev_m.start(2)
                     if last_break < 0:
                         last_break = prev_stop + 1
-                    if closers is None or text[last_break] in closers:
+                    if closers is None:
                         closer_after_break = True
+                    elif text[last_break] in closers:
+                        if realign:
+                            last_moved = (len(out), out[-1][1], last_break)
+                            moved = realign_match(text, last_break)
+                            if moved is not None:
+                                out[-1] = (out[-1][0], last_break + len(moved.group(0).rstrip()))
+                                last_break = moved.end()
                     elif lane_run is not None:
                         if lane_wait:
                             lane_wait -= 1
@@ -421,9 +438,28 @@ class FastPunkt:
             last_break = prev_m.start(2)
             if last_break < 0:
                 last_break = prev_stop + 1
-            if closers is None or text[last_break] in closers:
+            if closers is None:
                 closer_after_break = True
-        out.append((last_break, len(text.rstrip())))
+            elif realign and text[last_break] in closers:
+                last_moved = (len(out), out[-1][1], last_break)
+                moved = realign_match(text, last_break)
+                if moved is not None:
+                    out[-1] = (out[-1][0], last_break + len(moved.group(0).rstrip()))
+                    last_break = moved.end()
+        end = len(text.rstrip())
+        if last_moved is not None and last_moved[0] == len(out):
+            # The last break was followed by a closing character, matched with the whole text as the
+            # string; NLTK matches the last slice up to its end, the text's without its trailing
+            # whitespace (which counts U+001C..U+001F, unlike the pattern's): matched again so.
+            _, raw_end, raw_break = last_moved
+            moved = realign_match(text, raw_break, end) if raw_break < end else None
+            if moved is None:
+                out[-1] = (out[-1][0], raw_end)
+                last_break = raw_break
+            else:
+                out[-1] = (out[-1][0], raw_break + len(moved.group(0).rstrip()))
+                last_break = moved.end()
+        out.append((last_break, end))
         return out, closer_after_break
 
     def _lane(self, text: str, q: int, first: int, out: list[Any]) -> tuple[int, Any, int, int] | None:
@@ -450,40 +486,8 @@ class FastPunkt:
         return offsets[2 * k], self._candidates.match(text, stop), run.start(1), stop
 
     def _realigned(self, text: str, slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """Move closing quotes and brackets after a break into the sentence they close.
-
-        NLTK's loop over every slice, done where it changes something: only a slice that starts with
-        a closing character can move, and only a moved slice or the last one can end up empty (each
-        other one ends at its candidate, after its start).
-        """
-        closers = self._closers
-        if closers is None:
-            return self._realigned_everywhere(text, slices)
-        n = len(text)
-        match = self._realign.match
-        out = slices[:]
-        kept: set[int] = set()  # slices that a closer moved into: kept even if empty, as NLTK does
-        last = len(slices) - 1
-        check = [last]
-        for k in [k for k, (a, b) in enumerate(slices) if k and a < b and text[a] in closers]:
-            a2, b2 = slices[k]
-            # Every slice but the last ends just after a candidate, which is neither a closing character
-            # nor whitespace nor "-": a match there stops before the slice's end, with or without it as
-            # the end of the string (without is about twice as fast).
-            m = match(text, a2, b2) if k == last else match(text, a2)
-            if m is not None:
-                out[k - 1] = (out[k - 1][0], a2 + len(m.group(0).rstrip()))
-                kept.add(k - 1)
-                out[k] = (m.end(), b2)
-                check.append(k)
-        for k in sorted(set(check), reverse=True):
-            a, b = out[k]
-            if k not in kept and not (a < b and a < n):
-                del out[k]
-        return out
-
-    def _realigned_everywhere(self, text: str, slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """:meth:`_realigned` for language variables whose closing characters are not known."""
+        """Move closing quotes and brackets after a break into the sentence they close (NLTK's loop,
+        for language variables whose closing characters are not known)."""
         out: list[tuple[int, int]] = []
         n = len(text)
         realign = 0
