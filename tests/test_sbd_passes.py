@@ -86,6 +86,10 @@ def _former_double_marks(text: str) -> str:
     return _sbd._splice(new, kept)
 
 
+def _former_protect_multi_periods(text: str) -> str:
+    return _sbd._MULTI_PERIOD.sub(lambda m: m.group().replace(".", _sbd._DOT), text)
+
+
 def _former_stripped_lines(text: str) -> str:
     return "\n".join(line for line in (raw.strip() for raw in text.strip().splitlines()) if line)
 
@@ -99,6 +103,7 @@ OPENERS = ["(", "（", "「", "“", "'", '"', " ", "\t", "\u3000", "\n", "a", "
 ABBR = ["U", "S", "K", "E", "A", "I", "i", "v", "V", ".", "\ue003", " ", "\t", "\n", "x", "The ", "He ", "It ",
         "I ", "We ", " The", " It", "\ue003 "]
 DOUBLES = ["?", "!", "?!", "!!", " ", "\t", "\n", "a", ".", "\ue010"]
+MULTI = ["a", "B", "z", ".", ". ", "e.g.", "U.S.", "a.m.", "\n", " ", "1", "_", "é", "x.y", "\ue003"]
 LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u3000", "\x1f", "b."]
 
 CASES = [
@@ -108,6 +113,7 @@ CASES = [
     ("abbr_boundary", _former_abbr_boundary, lambda t: _sbd._patterns()["abbr_boundary"].sub(".", t), ABBR),
     ("double_marks", _former_double_marks, _sbd._double_marks, DOUBLES),
     ("stripped_lines", _former_stripped_lines, _sbd._stripped_lines, LINES),
+    ("multi_periods", _former_protect_multi_periods, _sbd._protect_multi_periods, MULTI),
 ]
 
 
@@ -146,7 +152,7 @@ def test_nonblank_lines_equals_its_former_form():
 # --- the hints that skip passes are only shortcuts --------------------------------------------------
 
 HINTS = ("_LIST_HINT", "_LETTER_PERIOD_HINT", "_DIGIT_HINT", "_POSSESSIVE_HINT", "_PROTECTED_DOT_HINT",
-         "_QUOTE_OR_OPENER", "_DOUBLE_PUNCT")
+         "_BANG_HINT", "_QUOTE_OR_OPENER", "_DOUBLE_PUNCT")
 
 
 class _Found:  # a hint whose search always finds something
@@ -161,7 +167,8 @@ def test_masking_is_the_same_with_every_hint_forced(monkeypatch):
     # runs, and the text must come out the same
     texts = _texts(["a", "B", "Co", " KG", "'s", "1", "12", ".", ". ", "!", "?", "!!", "?!", "(", ")", '"', "'", " ",
                     "\n", "p.m.", "U.S.", "I", " The ", "e.g.", "Dr.", "...", " . ", "°", "[1]", "x@y.com", "a)",
-                    "(i)", "\ue003", "3.5", "1. ", "2. ", "P.M. The", "A.M. He", "i.v. It"], 4000, seed=11)
+                    "(i)", "\ue003", "3.5", "1. ", "2. ", "P.M. The", "A.M. He", "i.v. It", "Yahoo!", "ǃXo", "Y!J", "!!!",
+                    "?!?", "a!!!! "], 4000, seed=11)
     texts += list(bench_modules.load("checker_scaling").shapes(20_000).values())
     expected = [_sbd._masked(t) for t in texts]
     for name in HINTS:

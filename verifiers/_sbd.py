@@ -66,10 +66,6 @@ def _protect_match(m: re.Match[str]) -> str:
     return _protect(m.group())
 
 
-def _protect_periods(m: re.Match[str]) -> str:  # a match of letters and periods only
-    return m.group().replace(".", _DOT)
-
-
 @lru_cache(maxsize=1)
 def _data() -> dict[str, frozenset[str] | tuple[str, ...]]:
     """pysbd's English word lists (abbreviations and their kinds, sentence starters, words with '!')."""
@@ -120,7 +116,17 @@ _LOCAL_RULE = re.compile(
 )
 # "a.m.", "U.S.", "e.g." (matched from the first period on: a pattern that starts with a literal is
 # searched far faster than one that starts with a look-behind)
-_MULTI_PERIOD = re.compile(r"\.(?=[a-z])(?<=\b[a-z]\.)[a-z](?:\.[a-z])*\.", re.I)
+_MULTI_PERIOD = re.compile(r"(\.(?=[a-z])(?<=\b[a-z]\.)[a-z](?:\.[a-z])*\.)", re.I)
+
+
+def _protect_multi_periods(text: str) -> str:
+    """Every period of each _MULTI_PERIOD match protected (the matches are the odd parts of the
+    split; none holds a line break, so they are swapped at once joined by one)."""
+    parts = _MULTI_PERIOD.split(text)
+    if len(parts) == 1:
+        return text
+    parts[1::2] = "\n".join(parts[1::2]).replace(".", _DOT).split("\n")
+    return "".join(parts)
 # "5 p.m. The": the last period ends the sentence after all
 _AM_PM = re.compile(r"\ue003(?:(?<= P\ue003M\ue003)|(?<=A\ue003M\ue003)|(?<=p\ue003m\ue003)|(?<=a\ue003m\ue003))(?=\s[A-Z])")
 _NUMBER_RULE = re.compile(
@@ -442,6 +448,7 @@ _LETTER_PERIOD_HINT = re.compile(r"[A-Za-z]\.")
 _DIGIT_HINT = re.compile(r"[0-9]")
 _POSSESSIVE_HINT = re.compile("'s")
 _PROTECTED_DOT_HINT = re.compile(_DOT)
+_BANG_HINT = re.compile("!")
 
 _QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
 # (only its first character can start a bracketed or quoted sentence: the reading below takes the
@@ -478,13 +485,14 @@ def _masked(text: str) -> tuple[str, str]:
         cur = _LOCAL_RULE.sub(_DOT, cur)
     if letter_period and _LETTER_PERIOD_HINT.search(cur):
         cur = _abbreviations(cur)
-        cur = _MULTI_PERIOD.sub(_protect_periods, cur)
+        cur = _protect_multi_periods(cur)
     if _PROTECTED_DOT_HINT.search(cur):  # (both look for a protected period)
         cur = _AM_PM.sub(".", cur)
         cur = _patterns()["abbr_boundary"].sub(".", cur)
     if digits:
         cur = _NUMBER_RULE.sub(_DOT, cur)
-    cur = _CONTINUOUS.sub(_protect_match, cur)
+    if _DOUBLE_PUNCT.search(cur):  # (a run of three marks holds a pair)
+        cur = _CONTINUOUS.sub(_protect_match, cur)
     if digits and _NUMBERED_REFERENCE.search(cur):
         breaks = {x.start(2) for x in _NUMBERED_REFERENCE.finditer(cur)}
         cur = _NUMBERED_REFERENCE.sub(lambda x: _DOT + x.group(1) + x.group(2), cur)
@@ -506,7 +514,8 @@ def _masked(text: str) -> tuple[str, str]:
     # too; its brackets and quotes are swapped out so the reading below does the same
     if _QUOTE_OR_OPENER.search(cur):
         cur = _idle_no_mark_line_openers(cur)
-    cur = _patterns()["exclamation_words"].sub(_protect_match, cur)
+    if _BANG_HINT.search(cur):  # (a word without "!" holds no terminator: protecting it changes nothing)
+        cur = _patterns()["exclamation_words"].sub(_protect_match, cur)
     if "'" in cur:
         cur = _single_quotes(cur)
     cur = _protect_between(cur)
