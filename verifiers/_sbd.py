@@ -192,7 +192,16 @@ _BETWEEN_SPLIT = [re.compile(f"({rule.pattern})") for rule in _BETWEEN]  # the s
 _SINGLE_QUOTED_ANY_LINE = re.compile(r"'(?<=[^\S\n]')(?:[^'\n]|'[a-zA-Z])*'")
 _QUOTE_THEN_SPACE = re.compile(r"'\s")
 _LEADING_APOSTROPHE_WORD = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'\S")
-_DOUBLE_PUNCT = re.compile(r"\?!|!\?|\?\?|!!")  # a pair ends a sentence once, on its second mark
+class _DoublePunct:
+    """Whether a text holds "?!", "!?", "??" or "!!" (a pair ends a sentence once, on its second
+    mark): four substring searches, far faster than the alternation's try at every mark."""
+
+    @staticmethod
+    def search(text: str) -> bool:
+        return "?!" in text or "!?" in text or "??" in text or "!!" in text
+
+
+_DOUBLE_PUNCT = _DoublePunct()
 # a line that starts with a pair (found from the line break before; the text's start on its own)
 _LINE_STARTS_DOUBLE = re.compile(r"\n[^\S\n]*(?:\?!|!\?|\?\?|!!)")
 _TEXT_STARTS_DOUBLE = re.compile(r"[^\S\n]*(?:\?!|!\?|\?\?|!!)")
