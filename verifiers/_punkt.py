@@ -327,7 +327,8 @@ class FastPunkt:
         closer_after_break = False
         closers = self._closers
         realign_match = self._realign.match
-        last_moved = None  # (slices then, the slice's end and the break) of the last break before a closer
+        # The last break followed by a closing character: its slice's index, end and the break (see the end).
+        moved_at = moved_end = moved_break = -1
         decisions = self._decisions
         decide = self._decide
         rfind = text.rfind
@@ -394,33 +395,37 @@ class FastPunkt:
                     if d is None:
                         d = decide(ctx)
                 if d:
-                    out.append((last_break, prev_stop + 1))
+                    a = last_break
+                    b = prev_stop + 1
                     last_break = prev_m.start(2)
                     if last_break < 0:
-                        last_break = prev_stop + 1
-                    if closers is None:
-                        closer_after_break = True
-                    elif text[last_break] in closers:
+                        last_break = b
+                    if closers is not None and text[last_break] in closers:
                         if realign:
-                            last_moved = (len(out), out[-1][1], last_break)
+                            moved_at, moved_end, moved_break = len(out), b, last_break
                             moved = realign_match(text, last_break)
                             if moved is not None:
-                                out[-1] = (out[-1][0], last_break + len(moved.group(0).rstrip()))
+                                b = last_break + len(moved.group(0).rstrip())
                                 last_break = moved.end()
-                    elif lane_run is not None:
-                        if lane_wait:
-                            lane_wait -= 1
-                        else:
-                            # A run of plain sentences from this break on: its breaks in bulk, and its
-                            # last candidate left pending, as this loop leaves each candidate.
-                            lane = self._lane(text, last_break, s, out)
-                            if lane is not None:
-                                lane_fails = 0
-                                last_break, prev_m, prev_start, prev_stop = lane
-                                jump = prev_stop + 1
-                                break
-                            lane_fails += 1
-                            lane_wait = min(2**lane_fails, 64)  # back off where runs are rare
+                        out.append((a, b))
+                    else:
+                        out.append((a, b))
+                        if closers is None:
+                            closer_after_break = True
+                        elif lane_run is not None:
+                            if lane_wait:
+                                lane_wait -= 1
+                            else:
+                                # A run of plain sentences from this break on: its breaks in bulk, and its
+                                # last candidate left pending, as this loop leaves each candidate.
+                                lane = self._lane(text, last_break, s, out)
+                                if lane is not None:
+                                    lane_fails = 0
+                                    last_break, prev_m, prev_start, prev_stop = lane
+                                    jump = prev_stop + 1
+                                    break
+                                lane_fails += 1
+                                lane_wait = min(2**lane_fails, 64)  # back off where runs are rare
                 prev_m = m
                 prev_start = start
                 prev_stop = s
@@ -434,30 +439,31 @@ class FastPunkt:
             if d is None:
                 d = decide(ctx)
         if d:
-            out.append((last_break, prev_stop + 1))
+            a = last_break
+            b = prev_stop + 1
             last_break = prev_m.start(2)
             if last_break < 0:
-                last_break = prev_stop + 1
+                last_break = b
             if closers is None:
                 closer_after_break = True
             elif realign and text[last_break] in closers:
-                last_moved = (len(out), out[-1][1], last_break)
+                moved_at, moved_end, moved_break = len(out), b, last_break
                 moved = realign_match(text, last_break)
                 if moved is not None:
-                    out[-1] = (out[-1][0], last_break + len(moved.group(0).rstrip()))
+                    b = last_break + len(moved.group(0).rstrip())
                     last_break = moved.end()
+            out.append((a, b))
         end = len(text.rstrip())
-        if last_moved is not None and last_moved[0] == len(out):
+        if moved_at >= 0 and moved_at == len(out) - 1:
             # The last break was followed by a closing character, matched with the whole text as the
             # string; NLTK matches the last slice up to its end, the text's without its trailing
             # whitespace (which counts U+001C..U+001F, unlike the pattern's): matched again so.
-            _, raw_end, raw_break = last_moved
-            moved = realign_match(text, raw_break, end) if raw_break < end else None
+            moved = realign_match(text, moved_break, end) if moved_break < end else None
             if moved is None:
-                out[-1] = (out[-1][0], raw_end)
-                last_break = raw_break
+                out[-1] = (out[-1][0], moved_end)
+                last_break = moved_break
             else:
-                out[-1] = (out[-1][0], raw_break + len(moved.group(0).rstrip()))
+                out[-1] = (out[-1][0], moved_break + len(moved.group(0).rstrip()))
                 last_break = moved.end()
         out.append((last_break, end))
         return out, closer_after_break
@@ -526,8 +532,7 @@ class FastPunkt:
         if "0" not in shape:
             shape = ""
         elif (found := self._shapes.get(shape)) is not None:
-            self._keep(ctx, found)
-            return found
+            return found  # (not kept per context: such contexts seldom repeat, and this is as fast)
         simple = _SIMPLE_CONTEXT.fullmatch(ctx)
         if simple is not None:
             words = [simple.group(1), simple.group(2)]
