@@ -90,6 +90,36 @@ def _former_protect_multi_periods(text: str) -> str:
     return _sbd._MULTI_PERIOD.sub(lambda m: m.group().replace(".", _sbd._DOT), text)
 
 
+_FORMER_PERIOD_AFTER_LETTER = re.compile(r"\.(?<=[A-Za-z]\.)(?=[\s.:\-?,])")
+_FORMER_WORD_OR_DOT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.")
+
+
+def _former_abbreviations(text: str) -> str:
+    data = _sbd._data()
+    abbreviations, prepositive, number = data["abbreviations"], data["prepositive"], data["number"]
+    longest = data["longest"]
+    keep = []
+    for x in _FORMER_PERIOD_AFTER_LETTER.finditer(text):
+        dot = x.start()
+        start = dot - 1
+        while start > 0 and dot - start <= longest and text[start - 1] in _FORMER_WORD_OR_DOT:
+            start -= 1
+        if start and not text[start - 1].isspace():
+            continue
+        word = text[start:dot].lower()
+        if word not in abbreviations:
+            continue
+        if word in prepositive:
+            ok = _sbd._AFTER_PREPOSITIVE.match(text, dot + 1)
+        elif word in number:
+            ok = _sbd._AFTER_NUMBER_ABBR.match(text, dot + 1)
+        else:
+            ok = _sbd._AFTER_ABBR.match(text, dot + 1)
+        if ok:
+            keep.append((dot, dot + 1, _sbd._DOT))
+    return _sbd._splice(text, keep)
+
+
 def _former_stripped_lines(text: str) -> str:
     return "\n".join(line for line in (raw.strip() for raw in text.strip().splitlines()) if line)
 
@@ -104,6 +134,9 @@ ABBR = ["U", "S", "K", "E", "A", "I", "i", "v", "V", ".", "\ue003", " ", "\t", "
         "I ", "We ", " The", " It", "\ue003 "]
 DOUBLES = ["?", "!", "?!", "!!", " ", "\t", "\n", "a", ".", "\ue010"]
 MULTI = ["a", "B", "z", ".", ". ", "e.g.", "U.S.", "a.m.", "\n", " ", "1", "_", "é", "x.y", "\ue003"]
+ABBREVIATIONS = ["Dr", "dr", "No", "pp", "e.g", "Ph.D", "U.S", "etc", "vs", "St", "Mr", "Inc", "Fig", "a", "x", "Z",
+                 "Abcdefghijklmnopqrstuvwxyz", ".", ". ", " ", "\n", "\t", ":", ":5", "-", "?", ",", " 5", " (", "  (", " I ",
+                 " I'm", " I'll", " a", " B", "\ue003", "\u3000"]
 LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u3000", "\x1f", "b."]
 
 CASES = [
@@ -114,6 +147,7 @@ CASES = [
     ("double_marks", _former_double_marks, _sbd._double_marks, DOUBLES),
     ("stripped_lines", _former_stripped_lines, _sbd._stripped_lines, LINES),
     ("multi_periods", _former_protect_multi_periods, _sbd._protect_multi_periods, MULTI),
+    ("abbreviations", _former_abbreviations, _sbd._abbreviations, ABBREVIATIONS),
 ]
 
 
