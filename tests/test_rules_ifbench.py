@@ -719,3 +719,65 @@ def test_pronouns_without_a_pronoun_run_are_none_of_the_full_token_count():
         for n in (0, 1):
             assert tuple(run_checker(pronouns, text, {"N": n})) == _former_pronouns(text, n), repr(text)
     assert shortcut > 1000, shortcut
+
+
+# format:title_case reads, on ASCII text, only the sentences where _TITLE_CASE_SUSPECT matches, and
+# words:words_position only the sentences (and pieces) holding a letter or digit. Atoms at the edges of
+# the suspect pattern: contractions split between letters, letters after digits, digits after letters.
+_SUSPECT_ATOMS = ["The", "the", "x", "X", "p0", "p0.", "a1b", "A1b", "5th", "1e5", "1E5", "x-Y", "_a", "'hello", "don't",
+                  "DON'T", "DOn't", "Cannot", "CANnot", "GIMme", "LEMme", "GONna", "WANna", "GOTta", "'Tis", "'TWas", "'twas",
+                  "'tis", "D'ye", "More'n", "eBay", "iPhone", "Very", "a", "I", "3", "--", "(", ")", '"', "'", "...", "?",
+                  "!", ",", ":", ";", "'s", "n't", "p1'", "q2)", "[r3]", "x.y.", "u.S.", "\x1c", "a\x1cb", "z9\x1cQ"]
+
+
+def _suspect_texts(n, seed):
+    import random
+
+    rng = random.Random(seed)
+    spaces = [" "] * 6 + ["\n", "\t", ". ", "! ", "? ", ".\n\n", ""]
+    return ["".join(rng.choice(_SUSPECT_ATOMS) + rng.choice(spaces) for _ in range(rng.randint(1, 16)))
+            for _ in range(n)]
+
+
+def test_title_case_suspect_pattern_finds_every_failing_token():
+    """Every sentence holding a token that fails format:title_case holds a _TITLE_CASE_SUSPECT match (the
+    checker skips the others untokenized)."""
+    from ifpo.verifiers import _treebank
+    from ifpo.verifiers.rules.ifbench import _TITLE_CASE_SUSPECT
+    from ifpo.verifiers.text import punkt_sentences
+
+    def fails(word):
+        if not word[0].isalpha() or not word[0].islower():
+            return False
+        return len(word) == 1 or word[1:].isupper() or word[1:].islower()
+
+    failing = 0
+    pairs = [a + sep + b for a in _SUSPECT_ATOMS for b in _SUSPECT_ATOMS for sep in ("", " ", ". ")]
+    for text in pairs + _suspect_texts(3000, 1):  # every pair of atoms alone: no other suspect to hide behind
+        for sentence in punkt_sentences(text):
+            if any(map(fails, _treebank.tokenize(sentence))):
+                failing += 1
+                assert _TITLE_CASE_SUSPECT.search(sentence), repr(sentence)
+    assert failing > 5000  # the atoms do make failing tokens
+
+
+@pytest.mark.parametrize("first_batch", [1, 16])
+def test_title_case_and_words_position_on_suspect_texts_equal_the_full_token_loops(monkeypatch, first_batch):
+    from ifpo.verifiers.rules import ifbench
+
+    monkeypatch.setattr(ifbench, "_FIRST_BATCH", first_batch)
+    title, position = REGISTRY.get("format:title_case"), REGISTRY.get("words:words_position")
+    short = _suspect_texts(1500, 2)
+    import random
+
+    rng = random.Random(3)
+    long = [" ".join(rng.sample(short, rng.randint(2, 60))) for _ in range(100)]
+    # text whose sentences mostly hold no suspect / no letter: the scan skips long stretches of them
+    long += ["p0. " * 300 + "The End. " * 20 + "a" * rng.randint(0, 1), "?! " * 500 + "Very x" + " ..." * 400,
+             "... " * 200 + "The Fox" + ". ." * 300 + "very Good" + ". " * 50]
+    for text in short + long:
+        if not text.strip():
+            continue
+        assert tuple(run_checker(title, text, {})) == _former_title_case(text), repr(text)
+        got = tuple(run_checker(position, text, {"keyword": "x"}))
+        assert got == _former_words_position(text, "x"), repr(text)

@@ -33,9 +33,10 @@ and ``re`` for the contractions, as NLTK does.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Any
 
 import regex
@@ -390,6 +391,46 @@ def sentence_keys(sentences: Iterable[str]) -> list[object]:
         distinct[s] = []
         _sentence_keys(s, distinct[s])
     return list(chain.from_iterable(map(distinct.__getitem__, sentences)))
+
+
+def sentence_hits(sentences: Sequence[str], pattern: re.Pattern[str], from_end: bool = False) -> Iterator[int]:
+    """The indices of the sentences in which ``pattern`` finds a match, in order (from the last one
+    with ``from_end``), found lazily: a checker that needs only the tokens a few sentences can hold
+    (those with a letter, a lower-case word start, ...) tokenizes just those, in order.
+
+    The sentences are searched in growing blocks joined by ``\\n``, one search per hit sentence (so
+    C-level scans, not Python per sentence). ``pattern`` must match no ``\\n`` and must see one next to
+    a sentence as it sees the sentence's edge (a look-around that stops at whitespace does).
+    """
+    n, size = len(sentences), 16
+    if not from_end:
+        lo = 0
+        while lo < n:
+            hi = min(n, lo + size)
+            yield from _block_hits(sentences, lo, hi, pattern)
+            lo, size = hi, size * 2
+        return
+    hi = n
+    while hi > 0:
+        lo = max(0, hi - size)
+        yield from reversed(list(_block_hits(sentences, lo, hi, pattern)))
+        hi, size = lo, size * 2
+
+
+def _block_hits(sentences: Sequence[str], lo: int, hi: int, pattern: re.Pattern[str]) -> Iterator[int]:
+    part = sentences[lo:hi]
+    block = "\n".join(part)
+    m = pattern.search(block)
+    if m is None:
+        return
+    starts = list(accumulate(map((1).__add__, map(len, part))))  # where each next sentence starts
+    last = len(part) - 1
+    while m is not None:
+        i = bisect_right(starts, m.start())
+        yield lo + i
+        if i >= last:
+            return
+        m = pattern.search(block, starts[i])
 
 
 def tokens_of(keys: list[object]) -> list[str]:
