@@ -120,6 +120,20 @@ def _former_abbreviations(text: str) -> str:
     return _sbd._splice(text, keep)
 
 
+_FORMER_LIST_MARKER = re.compile(
+    r"[.)](?<=[0-9a-z][.)])(?:(?<=(?<![^\s\-⁃])\d[.)])|(?<=(?<![^\s\-⁃])\d\d[.)])|(?<=(?<!\S)[a-z]\.)|(?<=\d\))"
+    r"|(?<=[a-z]\)))"
+)
+
+
+def _former_list_markers(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _FORMER_LIST_MARKER.finditer(text)]
+
+
+def _list_markers(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in re.finditer(_sbd._LIST_MARKER, text)]
+
+
 def _former_stripped_lines(text: str) -> str:
     return "\n".join(line for line in (raw.strip() for raw in text.strip().splitlines()) if line)
 
@@ -137,6 +151,7 @@ MULTI = ["a", "B", "z", ".", ". ", "e.g.", "U.S.", "a.m.", "\n", " ", "1", "_", 
 ABBREVIATIONS = ["Dr", "dr", "No", "pp", "e.g", "Ph.D", "U.S", "etc", "vs", "St", "Mr", "Inc", "Fig", "a", "x", "Z",
                  "Abcdefghijklmnopqrstuvwxyz", ".", ". ", " ", "\n", "\t", ":", ":5", "-", "?", ",", " 5", " (", "  (", " I ",
                  " I'm", " I'll", " a", " B", "\ue003", "\u3000"]
+MARKERS = ["a", "z", "A", "1", "9", "12", ".", ")", "(", " ", "\t", "\n", "-", "⁃", "i", "iv", "_", "é", "\u3000"]
 LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u3000", "\x1f", "b."]
 
 CASES = [
@@ -148,6 +163,7 @@ CASES = [
     ("stripped_lines", _former_stripped_lines, _sbd._stripped_lines, LINES),
     ("multi_periods", _former_protect_multi_periods, _sbd._protect_multi_periods, MULTI),
     ("abbreviations", _former_abbreviations, _sbd._abbreviations, ABBREVIATIONS),
+    ("list_markers", _former_list_markers, _list_markers, MARKERS),
 ]
 
 

@@ -294,9 +294,10 @@ _READ = re.compile(
 # what a list marker ends with, after what pysbd's list expressions allow before it ("1." "12."
 # after a space, a dash or the line start; "a." after a space or the start; "a)" "iv)" "(b)";
 # "3)" anywhere): a line needs two before its list rules can fire
+# (a ")" after a digit or letter is always one; a "." is one after a digit or two with whitespace, a
+# dash or the line start before, or after a letter with whitespace or the line start before)
 _LIST_MARKER = (
-    r"[.)](?<=[0-9a-z][.)])(?:(?<=(?<![^\s\-⁃])\d[.)])|(?<=(?<![^\s\-⁃])\d\d[.)])|(?<=(?<!\S)[a-z]\.)|(?<=\d\))"
-    r"|(?<=[a-z]\)))"
+    r"(?:\)(?<=[0-9a-z]\))|\.(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.)))"
 )
 _LIST_PAIR = re.compile(_LIST_MARKER + r"[^\n]*?" + _LIST_MARKER)  # two on one line
 
@@ -673,10 +674,19 @@ def _without_wordless_lines(masked: str) -> str:
     return _WORDLESS_LINE.sub("", "\n" + masked)[1:]
 
 
+# whitespace next to a line break, or a line end other than "\n": a text with neither is its own
+# stripped lines once stripped itself
+_UNSTRIPPED_LINE_END = re.compile(r"\n(?:\s|(?<=\s\n))")
+_OTHER_LINE_END = re.compile(r"[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def _stripped_lines(text: str) -> str:
     """The text's lines stripped, blank ones dropped, joined by line breaks (a stripped blank line
     leaves two line breaks together: no Python per line)."""
-    norm = "\n".join(map(str.strip, text.strip().splitlines()))
+    text = text.strip()
+    if not _UNSTRIPPED_LINE_END.search(text) and not _OTHER_LINE_END.search(text):
+        return text
+    norm = "\n".join(map(str.strip, text.splitlines()))
     return _BLANK_LINES.sub("\n", norm) if "\n\n" in norm else norm
 
 
