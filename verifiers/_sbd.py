@@ -428,7 +428,7 @@ def _abbreviation_reading() -> tuple[re.Pattern[str], frozenset[str]]:
     start comes before it within the longest abbreviation's length plus one (group 1, reversed);
     and the abbreviations, reversed."""
     data = _data()
-    pattern = re.compile(rf"(?<=[\s.:\-?,])\.(?=([A-Za-z][A-Za-z.]{{0,{data['longest']}}})(?:\s|\Z))")
+    pattern = re.compile(rf"\.(?<=[\s.:\-?,]\.)(?=([A-Za-z][A-Za-z.]{{0,{data['longest']}}})(?:\s|\Z))")
     return pattern, frozenset(a[::-1] for a in data["abbreviations"])
 
 
