@@ -462,22 +462,26 @@ _OVERLAP_HAND_PICKED = [
 
 
 def test_three_brackets_or_double_quotes_in_one_chunk_make_three_tokens():
-    """_shares_no_trigram's premise for texts of one or two chunks: three or more of ()[]{}<> and '"'
-    make three or more tokens (NLTK's own tokenizer, on random strings of quotes, brackets, backticks,
-    apostrophes and letters)."""
+    """_shares_no_trigram's premise for texts of one or two chunks: _own_token_count (brackets, '"', the
+    padded characters, "--") is at most the number of tokens (NLTK's own tokenizer, on random strings of
+    those, backticks, apostrophes, dashes, periods and letters)."""
     import random
 
+    from ifpo.verifiers.rules.ifbench import _OWN_TOKEN_CHARS, _own_token_count
     from ifpo.verifiers.text import _treebank, punkt_sentences
 
     tokenize = _treebank().tokenize
     rng = random.Random(3)
-    alphabet = ['"', '"', '"', "a", "b", ".", "'", "''", "`", "``", "(", ")", "<", "-", "\u201c", "\u201d", "!", ",", "1"]
+    alphabet = ['"', '"', '"', "a", "b", ".", "'", "''", "`", "``", "(", ")", "<", "-", "-", "--", "\u201c", "\u201d",
+                "!", ",", "1", "*", "**", ";", "?", "&", "\u2014", ":", "..."]
     checked = 0
     for _ in range(30000):
-        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
-        if sum(map(text.count, '()[]{}<>"')) >= 3:
+        text = "".join(rng.choice(alphabet + [rng.choice(_OWN_TOKEN_CHARS)]) for _ in range(rng.randint(1, 12)))
+        tokens = [t for s in punkt_sentences(text) for t in tokenize(s)]
+        assert _own_token_count(text) <= len(tokens), repr(text)
+        if _own_token_count(text) >= 3:
             checked += 1
-            assert len([t for s in punkt_sentences(text) for t in tokenize(s)]) >= 3, repr(text)
+            assert len(tokens) >= 3, repr(text)
     assert checked > 10000, checked
 
 

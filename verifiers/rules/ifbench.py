@@ -398,9 +398,7 @@ def _shares_no_trigram(sentences: list[str], reference: list[str]) -> bool:
     text = " ".join(sentences)
     if len(text) < _OVERLAP_PREFILTER_MIN:
         return False
-    if len(text.split(None, 3)) < 3 and sum(map(text.count, '()[]{}<>"')) < 3:
-        # (each bracket is a token of its own, and so is each '"': NLTK's quote rules pad every one
-        # into a `` or '' token; deep nesting or a run of '"' in one chunk has 3 or more)
+    if len(text.split(None, 3)) < 3 and _own_token_count(text) < 3:
         return False
     by_anchor: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = defaultdict(list)
     for gram in set(zip(reference, reference[1:], reference[2:])):
@@ -418,6 +416,18 @@ def _shares_no_trigram(sentences: list[str], reference: list[str]) -> bool:
                 return False
             at = text.find(anchor, at + 1)
     return True
+
+
+# Characters the Treebank tokenizer makes a token of their own wherever they are: brackets, '"' (NLTK's
+# quote rules pad every one into a `` or '' token), and those its padding passes put spaces around.
+_OWN_TOKEN_CHARS = '()[]{}<>"*;@#$%&?!\u2012\u2013\u2014\u2015'
+
+
+def _own_token_count(text: str) -> int:
+    """A lower bound of the number of tokens of ``text``: the characters that are a token of their own,
+    and the non-overlapping "--" (each padded into one); deep nesting or a run of '"', '*' or '-' in one
+    chunk has 3 or more."""
+    return sum(map(text.count, _OWN_TOKEN_CHARS)) + text.count("--")
 
 
 def _fits(text: str, start: int, end: int, before: tuple[str, ...], after: tuple[str, ...]) -> bool:
