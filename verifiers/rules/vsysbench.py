@@ -1206,6 +1206,12 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     tag_or_strip = "".join(set(_TAG_ONLY_STRIP).union(*tags))
     firsts = "".join(map(operator.itemgetter(0), raw))
     others = [m.start() for m in re.finditer("[" + re.escape("".join(sorted(special))) + "]", firsts)]
+    # of those, only a unit that starts with a tag or "#", or has nothing but stripped and tag
+    # characters, can be other than kept as it is (found in C: a quote or a mark starts many units)
+    candidates = list(map(raw.__getitem__, others))
+    others = list(itertools.compress(others, map(
+        operator.or_, map(str.startswith, candidates, itertools.repeat((*starts, "#"))),
+        map(operator.not_, map(str.strip, candidates, itertools.repeat(tag_or_strip))))))
     done = 0
     for i in others:
         units += raw[done:i]
