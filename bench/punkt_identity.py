@@ -102,11 +102,14 @@ def random_text(rng: random.Random, max_tokens: int = 40, glued: bool = False) -
 _RUN_WORDS = ["word", "Word", "apple", "p12", "x7y", "naïve", "ΟΔΟΣ", "οδος", "Straße", "İstanbul", "OK", "ok",
               "\u212aY", "Mr", "mr", "MRS", "Co", "co", "Dr", "st", "ſt", "ſ", "jan", "Sept", "inc", "ltd", "b",
               "I", "x", "X", "5", "12", "007", "١٢", "²²", "x²", "٣x", "A1", "well-known", "e_mail", "a.m",
-              "ph", "u", "us", "i", "j", "o", "oo", "io"]
+              "ph", "u", "us", "i", "j", "o", "oo", "io", "well-known", "x-mr", "X-Co", "a-b-co", "co-op", "e-mail",
+              "T-1000", "mid-2020", "x-c", "b-i", "a--b", "-ab", "ab-", "ab-\u212ay", "x-ſt", "naïve-ΟΔΟΣ"]
 # What may follow a sentence-final period: mostly whitespace and a plain next word.
 _RUN_AFTER = [" ", " ", " ", "\n\n", "\n", "  ", "\r\n", "\t", " \n ", "\xa0", "\x0b", "\u2003", " \xa0",
               "\x1c", ""]
-_RUN_STARTS = ["Next", "next", "The", "p13", "Word", "A", "a", "5", "1.", "x.", "Next,", "Next.x", '"Next',
+_RUN_STARTS = ["Next", "next", "The", "p13", "Word", "A", "a", "5", "1.", "x.", "Next,", "Next.x", '"Next', "x-y,",
+               "Next),", "Next;", "e.g.,", "\u00abHi", "$5", "#tag", "&c", "`x", "-x", ",x", "Next..", "\x1cNext",
+               '"', ")", "\u201d", "'", "])",
                "(Next", "\u2019s", "\u201cHi", "next...", "Mr.", "Ünï", "_x", "-x", "N.", "Next!", "Next?"]
 _RUN_BODIES = ["", "", "", "The cat sat on the", "It was a ", "3.5 and ", "a.b ", "x (y.) z ", "'q.' ",
                "u.v. ", "Hi! ", "what? ", "so. . . ", "e.g. ", "x\xa0y ", "tab\tthen ", "Hey... ", "(1) "]

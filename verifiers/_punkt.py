@@ -64,19 +64,20 @@ _CACHE_LIMIT = 100_000  # entries per cache before it is emptied (bounds memory 
 _CACHE_KEY_MAX = 120  # longer contexts are decided without caching
 
 
-def _plain_lane(non_word: str, specials: list[str]) -> re.Pattern[str]:
+def _plain_lane(non_word: str, specials: list[str], closers: frozenset[str]) -> re.Pattern[str]:
     r"""The pattern of a run of *plain sentences*, whose breaks need no per-candidate work.
 
     A plain sentence starts at a sentence start that follows a break and whitespace, holds no
-    candidate before its end, and ends in ``word.`` where the word is two or more ``[^\W_]``
-    characters right after ASCII whitespace, followed by ``[ \t\r\n]+`` and a next token of
-    ``[^\W_]+\.?`` up to whitespace or the end. Its candidate's context is then a simple context
-    (``_SIMPLE_CONTEXT``) whose word is no initial. The word must also hold a letter (no number)
-    and be none of ``specials`` (the lower-case abbreviations and collocation starts such a word can
-    be) in any case: ``(?i)`` matches every character whose lower case is the letter (and a few
-    more, which only stops a run early). Then NLTK breaks there without reading the next word, the
-    next candidate finds whitespace after this one (it stands, nothing overlaps), and the next
-    sentence starts with a word character (no realignment). Group 1: the last sentence's word.
+    candidate before its end, and ends in ``word.``: a word right after ASCII whitespace, of a letter
+    and one or more ``[^\W_]`` characters or single hyphens between them, none of whose hyphenated
+    parts ends in one of ``specials`` (the abbreviations such a part can be, in any case: ``(?i)``
+    matches every character whose lower case is the letter, and a few more, which only stops a run
+    early); then ``[ \t\r\n]+`` and a next token that starts with neither whitespace nor a closing
+    character. NLTK splits the candidate's context so that the word is one of its words, followed by
+    at least one more; the word (two or more characters, one period, no abbreviation, number or
+    collocation start) is a break whatever follows it; the next candidate finds whitespace after
+    this one (it stands, nothing overlaps); and the next sentence starts with no closing character
+    (nothing to realign). Group 1: the last sentence's word.
     """
     ws, ascii_ws = REGEX_WHITESPACE, r"\x20\t\n\r\x0b\x0c"
     # A stretch without ASCII whitespace and without a candidate: . ? ! only where neither one of
@@ -85,9 +86,10 @@ def _plain_lane(non_word: str, specials: list[str]) -> re.Pattern[str]:
     # sentence's word and period.
     stretch = rf"[^.?!{ascii_ws}]*+(?:[.?!](?!{non_word}|[{ws}]+[^{ws}])[^.?!{ascii_ws}]*+)*+"
     body = rf"(?:{stretch}[{ascii_ws}]++)*+"
-    special = rf"(?!(?i:{_trie(specials)})\.)" if specials else ""
-    end = (rf"(?<=[{ascii_ws}]){special}(?=[^\W_]*?[^\W\d_])([^\W_]{{2,}})\."
-           rf"(?=[ \t\r\n]+[^\W_]+\.?(?:[{ws}]|\Z))[ \t\r\n]++")
+    special = rf"(?!(?:[^\W_]+-)*(?i:{_trie(specials)})\.)" if specials else ""
+    opening = "".join(re.escape(c) for c in sorted(closers))
+    end = (rf"(?<=[{ascii_ws}]){special}([^\W\d_](?:[^\W_]|-(?=[^\W_]))+)\."
+           rf"(?=[ \t\r\n]+[^{ws}{opening}])[ \t\r\n]++")
     return re.compile(rf"(?:{body}{end})+")
 
 
@@ -199,9 +201,22 @@ class FastPunkt:
         self._ortho: Mapping[str, int] = dict(params.ortho_context)
         # Runs of plain sentences (_plain_lane): only words of two or more [^\W_] characters end one.
         self._lane_run = None
+        # A context in which none of these is found splits into NLTK's words at whitespace (str.split,
+        # whose whitespace is the pattern's but for U+001C..U+001F, found here): one of the word pattern's
+        # end characters (its non-word characters), a comma, a multi-character mark ("--", "..", ". . .")
+        # or a character a word cannot start with at the start of a stretch. Each stretch is then one word
+        # (its first character starts one, and nothing before its end ends it). Default language
+        # variables only (their word pattern is this one).
+        self._split_words = None
         if self._bang_breaks and isinstance(self._candidates, re.Pattern) and self._closers is not None:
-            specials = [w for w in self._abbrevs | self._collocation_firsts if re.fullmatch(r"[^\W_]{2,}", w)]
-            self._lane_run = _plain_lane(lang_vars._re_non_word_chars, specials)
+            # (a word's last hyphenated part is looked up among the abbreviations; a whole word of two or
+            # more characters among the collocation starts too, which are single letters)
+            specials = [w for w in self._abbrevs | self._collocation_firsts if re.fullmatch(r"[^\W_]+", w)]
+            self._lane_run = _plain_lane(lang_vars._re_non_word_chars, specials, self._closers)
+            ws = REGEX_WHITESPACE
+            self._split_words = re.compile(
+                rf"{lang_vars._re_non_word_chars}|[,\x1c-\x1f]|--|\.\.|\.[{ws}]+\.[{ws}]+\.|(?:^|(?<=[{ws}]))[`&#\-]"
+            ).search
         # The model's types (of any table) holding an ASCII digit, in digit shape (every digit as 0).
         self._digit_types = frozenset(
             t.encode().translate(_ZERO_DIGITS).decode() for t in [*self._abbrevs, *self._starters, *self._ortho,
@@ -540,7 +555,9 @@ class FastPunkt:
         elif len(ctx) > _CACHE_KEY_MAX:
             return self._decide_long(ctx)
         else:
-            if "\n" in ctx:
+            if self._split_words is not None and self._split_words(ctx) is None:
+                words = ctx.split()  # each whitespace-delimited chunk is one of NLTK's words (_split_words)
+            elif "\n" in ctx:
                 words = []
                 for line in ctx.split("\n"):
                     if line.strip():
@@ -625,6 +642,17 @@ class FastPunkt:
         """Whether word ``tok`` (ending in ".") ends a sentence when ``nxt`` follows: NLTK's first
         pass on ``tok``, then its second pass on the pair (collocation, orthographic, frequent
         starter and initial / ordinal heuristics), from per-word facts cached by word."""
+        if len(tok) > 2 and tok[-2] != ".":
+            # A word of two or more characters and one period that is no abbreviation (nor its last
+            # hyphenated part), no number (NLTK's number pattern needs a first "-", ".", "," or digit) and
+            # no collocation start: a break, whatever follows (the facts below, without caching them:
+            # on text of distinct words every word is new).
+            low = tok[:-1].lower()
+            first = low[0]
+            abbrevs = self._abbrevs
+            if (first not in "-.," and not first.isdigit() and low not in abbrevs and low not in self._collocation_firsts
+                    and ("-" not in low or low.rsplit("-", 1)[1] not in abbrevs)):
+                return True
         before = self._before.get(tok)
         if before is None:
             before = self._before_facts(tok)
