@@ -97,7 +97,7 @@ def _target(response: str) -> str:
 
 def _lines(text: str) -> list[str]:
     """Non-blank lines, stripped, as the scorer reads lines (a zero-width character is not blank)."""
-    return [stripped for ln in text.splitlines() if (stripped := ln.strip())]
+    return list(filter(None, map(str.strip, text.splitlines())))  # (in C: no Python step per line)
 
 
 def _scorer_json(text: str) -> Any:
@@ -1426,14 +1426,15 @@ def _speech_norms(texts: list[str], known: Mapping[str, str] | None = None, amon
     its neighbours only for a final sigma, which a NUL ends as the end of a text does (neither is a
     cased or case-ignorable character, nor is whitespace). Texts holding a NUL are normalised one
     by one."""
-    if known and any(t in known for t in texts):
+    if known and not known.keys().isdisjoint(texts):  # (isdisjoint: no Python step per text)
         rest = [t for t in texts if t not in known]
         done = iter(_speech_norms(rest, among=among))
         return [known[t] if t in known else next(done) for t in texts]
-    if not texts or any("\x00" in t for t in texts):
+    joined = "\x00".join(texts)
+    if not texts or joined.count("\x00") != len(texts) - 1:  # a text holds a NUL
         return [_speech_norm(t, quotes=True, whitespace=True, among=among) for t in texts]
-    joined = _drop_punctuation(normalize_quotes("\x00".join(texts), extended=True), among).lower()
-    return [piece.strip() for piece in " ".join(joined.split()).split("\x00")]
+    joined = _drop_punctuation(normalize_quotes(joined, extended=True), among).lower()
+    return list(map(str.strip, " ".join(joined.split()).split("\x00")))
 
 
 def _quoted_segments(text: str) -> list[str]:
