@@ -543,12 +543,15 @@ class FastPunkt:
         # way when each word holding a digit is a number or of a type the model knows in no digit
         # spelling (the digits only reach the decision through those lookups): decisions are also
         # kept per digit shape, where that holds ("u.v. (12.)" and "u.v. (19.)" are one shape).
+        simple = _SIMPLE_CONTEXT.fullmatch(ctx)
+        if simple is not None and self._plain_break(simple.group(1)):
+            self._keep(ctx, True)
+            return True  # (cheaper than its digit shape)
         shape = ctx.encode().translate(_ZERO_DIGITS).decode() if ctx.isascii() else ""
         if "0" not in shape:
             shape = ""
         elif (found := self._shapes.get(shape)) is not None:
             return found  # (not kept per context: such contexts seldom repeat, and this is as fast)
-        simple = _SIMPLE_CONTEXT.fullmatch(ctx)
         if simple is not None:
             words = [simple.group(1), simple.group(2)]
             found = self._period_break(words[0], words[1])
@@ -642,17 +645,8 @@ class FastPunkt:
         """Whether word ``tok`` (ending in ".") ends a sentence when ``nxt`` follows: NLTK's first
         pass on ``tok``, then its second pass on the pair (collocation, orthographic, frequent
         starter and initial / ordinal heuristics), from per-word facts cached by word."""
-        if len(tok) > 2 and tok[-2] != ".":
-            # A word of two or more characters and one period that is no abbreviation (nor its last
-            # hyphenated part), no number (NLTK's number pattern needs a first "-", ".", "," or digit) and
-            # no collocation start: a break, whatever follows (the facts below, without caching them:
-            # on text of distinct words every word is new).
-            low = tok[:-1].lower()
-            first = low[0]
-            abbrevs = self._abbrevs
-            if (first not in "-.," and not first.isdigit() and low not in abbrevs and low not in self._collocation_firsts
-                    and ("-" not in low or low.rsplit("-", 1)[1] not in abbrevs)):
-                return True
+        if self._plain_break(tok):
+            return True
         before = self._before.get(tok)
         if before is None:
             before = self._before_facts(tok)
@@ -678,6 +672,19 @@ class FastPunkt:
             if ortho == _UNKNOWN and initial and upper and never_lower:
                 return False
         return sentbreak
+
+    def _plain_break(self, tok: str) -> bool:
+        """Whether word ``tok`` (ending in ".") is a break whatever follows, from the facts below
+        without caching them (on text of distinct words every word is new): two or more characters
+        and one period, no abbreviation (nor its last hyphenated part), no number (NLTK's number
+        pattern needs a first "-", ".", "," or digit) and no collocation start."""
+        if len(tok) > 2 and tok[-2] != ".":
+            low = tok[:-1].lower()
+            first = low[0]
+            abbrevs = self._abbrevs
+            return (first not in "-.," and not first.isdigit() and low not in abbrevs
+                    and low not in self._collocation_firsts and ("-" not in low or low.rsplit("-", 1)[1] not in abbrevs))
+        return False
 
     def _type(self, tok: str) -> str:
         """The word's type: lower case, a number as ``##number##`` (NLTK's ``PunktToken.type``)."""
@@ -723,11 +730,22 @@ class FastPunkt:
         """Of a word following a candidate: (type without a sentence period, starts upper case,
         orthographic heuristic, frequent sentence starter, never seen lower case)."""
         typ = self._type(tok)
-        if self._first_pass(tok)[0] and len(typ) > 1 and typ[-1] == ".":
+        if len(typ) > 1 and typ[-1] == "." and self._first_pass(tok)[0]:
             typ = typ[:-1]
         context = self._ortho.get(typ, 0)
-        upper = tok[0].isupper()
-        facts = (typ, upper, self._ortho_heuristic(tok, typ), typ in self._starters, not context & _LC)
+        first = tok[0]
+        upper = first.isupper()
+        # the orthographic heuristic (_ortho_heuristic), inline: this runs for every new word after a
+        # number, an initial or an abbreviation
+        if tok in _PUNCTUATION:
+            ortho: bool | str = False
+        elif upper and context & _LC and not context & _MID_UC:
+            ortho = True
+        elif first.islower() and (context & _UC or not context & _BEG_LC):
+            ortho = False
+        else:
+            ortho = _UNKNOWN
+        facts = (typ, upper, ortho, typ in self._starters, not context & _LC)
         _remember(self._after, tok, facts)
         return facts
 
