@@ -700,10 +700,11 @@ def test_capital_word_shortcut_sees_every_capital_over_every_code_point():
     assert [c for c in rest if not _no_capitals("x " + c)] == [c for c in rest if c.isupper() or c.lower() != c]
 
 
-@pytest.mark.parametrize("chunks_only", [False, True])
+@pytest.mark.parametrize("chunks_only", [False, True, "no counts"])
 def test_capital_words_equal_nltks_count(monkeypatch, chunks_only):
     """capital_word_frequency's count (no tokenizing without an upper-case character; only the chunks
-    holding one tokenized, here forced) against NLTK's own Punkt and Treebank tokens."""
+    holding one tokenized: each distinct one once by chunk_token_counts on ASCII text, or, here forced
+    with it off, by chunk_tokens) against NLTK's own Punkt and Treebank tokens."""
     import random
 
     import bench_modules
@@ -714,11 +715,13 @@ def test_capital_words_equal_nltks_count(monkeypatch, chunks_only):
     if chunks_only:
         monkeypatch.setattr(_treebank, "_mostly_new", lambda sentences: True)
         monkeypatch.setattr(ifeval, "_sparse", lambda text, pattern: True)
+    if chunks_only == "no counts":
+        monkeypatch.setattr(_treebank, "chunk_token_counts", lambda sentences, chars, limit=None: None)
     identity = bench_modules.load("treebank_identity")
     atoms = ["WORD", "Word", "word", "AI-BASED", "CANNOT", "GIMME", "Lemme", "DON'T", "IT'S", "I", "i", "A.", "U.S.",
              "NASA.", "OK.)", '"OK"', "''NO''", "YES'", "\xc9T\xc9", "\xe9T\xe9", "\u24b6", "\u01c5", "\u0130",
              "\u0131", "\u017f", "\u2160", "\U0001f130", "X2", "2X", "_X", "x.", ". ", ", ", "!", "?", "\n", " ", " ",
-             "\t", "(", ")", '"', "'", "...", "--"]
+             "\t", "(", ")", '"', "'", "...", "--", "OK]", "'OK'", "X')", "A\t", '"A', "B'", "''C", "\r\n"]
     rng = random.Random(7)
     texts = ["".join(rng.choice(atoms) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.randint(1, 60)))
              for _ in range(200)]
@@ -732,6 +735,44 @@ def test_capital_words_equal_nltks_count(monkeypatch, chunks_only):
         if text.strip():
             clear_caches()
             assert ifeval._capital_words(text) == _reference_capital_words(text), repr(text)
+
+
+def test_chunk_token_counts_equal_the_chunk_tokens_counted(monkeypatch):
+    """_treebank.chunk_token_counts (one findall, each distinct chunk in its context tokenized once) gives
+    every token of the chunks holding a capital as chunk_tokens does (each chunk tokenized in its
+    context, already checked against the whole text's tokens), counted: quotes opening a chunk at a
+    sentence's start, after a space or other whitespace, apostrophes ending one, tails with closers."""
+    import random
+    from collections import Counter
+
+    from ifpo.verifiers import _treebank
+    from ifpo.verifiers.rules.ifeval import _ASCII_CAPITAL_RUN
+    from ifpo.verifiers.text import punkt_sentences
+
+    monkeypatch.setattr(_treebank, "_mostly_new", lambda sentences: True)  # (short texts: forced)
+    rng = random.Random(11)
+    atoms = ["A", "Ab", "x", "A.", "A:", "A,", '"A', "''A", "A'", "A''", '"A"', "A.)", "A.'", "(A", "A)]", "'A",
+             "A.B.", "CANNOT", "DON'T", "A's", "A's'", "An's'", "A...", "--", '"', "'", ")", "]", ".", ",", ":", "``A",
+             "A;B", "A?!"]
+    checked = 0
+    for _ in range(1500):
+        text = "".join(rng.choice(atoms) + rng.choice(["", " ", " ", "\t", "\n", ". ", ".\n\n", "  "])
+                       for _ in range(rng.randint(1, 25)))
+        sentences = punkt_sentences(text)
+        want = _treebank.chunk_tokens(sentences, _ASCII_CAPITAL_RUN)
+        if want is None:
+            continue
+        checked += 1
+        assert _treebank.chunk_token_counts(sentences, "A-Z") == Counter(want), repr(text)
+    assert checked > 1400
+    assert _treebank.chunk_token_counts(["A \u00e9"], "A-Z") is None  # not ASCII
+    assert _treebank.chunk_token_counts(["A \x1c B"], "A-Z") is None  # whitespace to str.split only
+    assert _treebank.chunk_token_counts(["A B C."], "A-Z", limit=2) is None  # 3 distinct chunks
+    assert _treebank.chunk_token_counts(["A B C."], "A-Z", limit=3) == Counter("ABC.")
+    many = [" ".join(f"W{i}" for i in range(50_000))]  # distinct in the sample: declined before the whole scan
+    assert _treebank.chunk_token_counts(many, "A-Z", limit=1000) is None
+    monkeypatch.undo()
+    assert _treebank.chunk_token_counts(["This is it."] * 500, "A-Z") is None  # repeated: the cache path
 
 
 def _langdetect_or_error(text):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import accumulate, chain
@@ -652,6 +653,71 @@ def candidate_tokens(sentences: list[str], pattern: re.Pattern[str], limit: int 
         return tokens_of(sentence_keys(sentences))
     tokens = chunk_tokens(sentences, pattern, limit)
     return tokenize_uncached(sentences) if tokens is None else tokens
+
+
+def chunk_token_counts(sentences: list[str], chars: str, limit: int | None = None) -> Counter[str] | None:
+    """How many times each token occurs in the chunks of ASCII ``sentences`` that hold one of ``chars``
+    (a regex class body of ASCII characters, e.g. ``"A-Z"``): the tokens :func:`chunk_tokens` gives for
+    a pattern matching those characters, counted. The chunks are found, with what their tokens depend
+    on (the character before, the one after, the closers and whitespace up to the sentence's end), by
+    one ``findall``; each distinct (chunk, context) is tokenized once, so repeated chunks cost a count.
+
+    ``None`` when the text is not ASCII, holds U+001C-U+001F (whitespace to ``str.split`` only), repeats
+    its chunks (the cached path of :func:`tokenize_sentences` costs less: ``_mostly_new``), or has more
+    than ``limit`` distinct such chunks (each costs a few microseconds of Python; estimated first on the
+    sample ``_mostly_new`` reads): tokenize the whole text then.
+    """
+    joined = "".join(sentences)
+    if not joined.isascii() or _UNMARKABLE.search(joined) or not _mostly_new(sentences):
+        return None
+    sep = _SEPARATORS[0]  # (a noncharacter: never in ASCII text)
+    text = sep + sep.join(sentences) + sep
+    pattern = _chunk_context_pattern(chars)
+    if limit is not None:
+        step = max(len(text) // _SAMPLE_WINDOWS, _SAMPLE_CHARS)
+        sample = sep.join([text[i : i + _SAMPLE_CHARS] for i in range(0, len(text), step)])
+        if len(set(pattern.findall(sample))) * len(text) > limit * len(sample):
+            return None
+    found = Counter(pattern.findall(text))
+    if limit is not None and len(found) > limit:
+        return None
+    heads: list[str] = []
+    head_counts: list[int] = []
+    tails: list[str] = []
+    tail_counts: list[int] = []
+    for (before, chunk, after, rest), n in found.items():
+        if before == sep:
+            before = ""
+        if after == sep or rest:  # only closers and whitespace up to the sentence's end: its tail
+            tails.append(before + chunk + rest)
+            tail_counts.append(n)
+            continue
+        if chunk[0] == '"' or chunk.startswith("''"):
+            chunk = (before if before in ("", " ") else "\t") + chunk
+        else:
+            chunk = " " + chunk
+        heads.append(chunk + (" " if chunk[-1] != "'" or after == " " else "\t"))
+        head_counts.append(n)
+    counts: Counter[str] = Counter()
+    for pieces, times, tail in ((heads, head_counts, False), (tails, tail_counts, True)):
+        if pieces:
+            for tokens, n in zip(_run_batch(pieces, tail), times):
+                for token in tokens:
+                    counts[token] += n
+    return counts
+
+
+@lru_cache(maxsize=16)
+def _chunk_context_pattern(chars: str) -> re.Pattern[str]:
+    """(character before, chunk holding one of ``chars``, character after, closers and whitespace up to
+    the sentence's end if only those follow, else ""), on ASCII sentences joined and framed by the
+    separator ``_SEPARATORS[0]``; whitespace as the patterns see it in ASCII (U+001C-U+001F excluded by
+    the caller)."""
+    sep = re.escape(_SEPARATORS[0])
+    ws = re.escape(_ASCII_OTHER_WS + " ")
+    closers = re.escape("".join(sorted(c for c in _CLOSERS if c.isascii())))
+    return re.compile(rf"([{ws}{sep}])([^{ws}{sep}{chars}]*[{chars}][^{ws}{sep}]*)(?=([{ws}{sep}]))"
+                      rf"(?:(?=([{ws}{closers}]*){sep}))?")
 
 
 def chunk_tokens(sentences: list[str], pattern: re.Pattern[str], limit: int | None = None) -> list[str] | None:

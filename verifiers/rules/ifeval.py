@@ -1171,12 +1171,19 @@ def _capital_words(response: str) -> int:
 
     Such a token holds a character ``c`` with ``c.isupper()`` (``str.isupper`` is true only where one
     is), and a token's characters are the text's (the Treebank tokenizer only puts in spaces, `` and
-    ''). So text without such a character has none, untokenized; and on ASCII text of mostly new
-    chunks with few capitals, only the chunks holding one are tokenized (``_treebank.chunk_tokens``).
+    ''). So text without such a character has none, untokenized; and on ASCII text only the chunks
+    holding one are tokenized, each distinct one once (``_treebank.chunk_token_counts``; or, where those
+    are too many and few, ``_treebank.chunk_tokens``).
     """
     if _no_capitals(response):
         return 0
     sentences = punkt_sentences(response)
+    if response.isascii():
+        # On text of mostly new chunks, only the chunks holding a capital, each distinct one (in its
+        # context) tokenized once.
+        counts = _treebank.chunk_token_counts(sentences, "A-Z", limit=len(response) // 200 + 100)
+        if counts is not None:
+            return sum(n for token, n in counts.items() if token.isupper())
     if response.isascii() and _sparse(response, _ASCII_CAPITAL_RUN):
         tokens = _treebank.candidate_tokens(sentences, _ASCII_CAPITAL_RUN, limit=len(response) // 100 + 100)
     else:
