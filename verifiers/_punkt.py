@@ -86,9 +86,10 @@ def _plain_lane(non_word: str, specials: list[str], closers: frozenset[str]) -> 
     # sentence's word and period.
     stretch = rf"[^.?!{ascii_ws}]*+(?:[.?!](?!{non_word}|[{ws}]+[^{ws}])[^.?!{ascii_ws}]*+)*+"
     body = rf"(?:{stretch}[{ascii_ws}]++)*+"
-    special = rf"(?!(?:[^\W_]+-)*(?i:{_trie(specials)})\.)" if specials else ""
+    # (possessive repeats and no alternation per character: this runs once per sentence of the run)
+    special = rf"(?!(?:[^\W_]++-)*+(?i:{_trie(specials)})\.)" if specials else ""
     opening = "".join(re.escape(c) for c in sorted(closers))
-    end = (rf"(?<=[{ascii_ws}]){special}([^\W\d_](?:[^\W_]|-(?=[^\W_]))+)\."
+    end = (rf"(?<=[{ascii_ws}]){special}([^\W\d_](?!\.)[^\W_]*+(?:-[^\W_]++)*+)\."
            rf"(?=[ \t\r\n]+[^{ws}{opening}])[ \t\r\n]++")
     return re.compile(rf"(?:{body}{end})+")
 
