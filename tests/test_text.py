@@ -1181,3 +1181,32 @@ def test_treebank_chunk_tokens_are_the_tokens_of_those_chunks(treebank_reference
     # past ``limit`` chunks the caller is told to tokenize the text whole
     assert _treebank.chunk_tokens(["a b.", "c"], every, limit=2) is None
     assert _treebank.chunk_tokens(["a b.", "c"], every, limit=3) == ["a", "b", ".", "c"]  # heads, then tails
+
+
+def test_treebank_final_period_steps_equal_their_patterns():
+    """The two final-period steps, run with the stdlib engine as split and join (period first), give the
+    string NLTK's patterns (the regex engine, as written in _Passes.sources) give, with and without the
+    separator, on random strings and on pieces ending in periods, closers and whitespace."""
+    import random
+
+    import regex
+    from ifpo.verifiers import _treebank
+
+    identity = bench_modules.load("treebank_identity")
+    rng = random.Random(9)
+    ends = [".", "..", ". ", ".)", '."', ".')", ". ) ]", ".\n", ".\u00a0", ".\u2019", ".\x85 ", "x", ".\x1c", "\u00bb."]
+    texts = [identity.random_string(rng) + rng.choice(ends) for _ in range(400)]
+    texts += ["".join(rng.choice(["a", ".", " ", ")", "'", '"', "\n", "\u201d"]) for _ in range(rng.randint(1, 12)))
+              for _ in range(600)]
+    for sep, sep_char in [(None, ""), ("\ufdd9", "\ufdd9")]:
+        passes = _treebank._passes(sep, True)
+        finals = [i for i, (pattern, _, needs) in enumerate(passes.sources) if needs == (".",) and "(\\.)" in pattern]
+        assert len(finals) == 2
+        pieces = texts if sep is None else [sep_char.join(texts[i : i + 7]) + sep_char for i in range(0, len(texts), 7)]
+        for i in finals:
+            pattern, repl, _ = passes.sources[i]
+            compiled, step_repl, _ = passes.before_pad[i]
+            assert step_repl is _treebank._PAD
+            want_pattern = regex.compile(pattern)
+            for text in pieces:
+                assert " ".join(compiled.split(text)) == want_pattern.sub(repl, text), (pattern, text)

@@ -102,6 +102,7 @@ class _Passes:
         if tail:  # a final period (not part of "..") with closers and spaces after it
             # (NLTK's ([^.])(\.)... with the character before as a look-behind, so that the search starts at
             # a period: a match ends at the piece's end, so there is one per piece and nothing to consume)
+            final_period = len(steps)
             steps.append((rf"(?<=[^.{x}])(\.)([\])}}>\"'\u00bb\u201d\u2019 ]*+)\s*{end_all}", r" \1 \2 ", dot))
         commas = len(steps)
         steps.append((rf"([:,])([^\d{x}])", r" \1 \2", colon))  # , and : unless before a digit
@@ -115,6 +116,7 @@ class _Passes:
         pads = [";@#$%&", "\u2012\u2013\u2014\u2015"]  # ..., figure/en/em dashes, horizontal bar
         if tail:
             steps.append(_pad_step(pads))
+            final_period_2 = len(steps)
             steps.append((rf"(?<=[^.{x}])(\.)([\])}}>\"']*)\s*{end_all}", r" \1\2 ", dot))
             pads = []
         steps.append(_pad_step([*pads, "?!"]))
@@ -137,6 +139,17 @@ class _Passes:
         self.before_pad[commas] = (None, _Literal(
             [(", ", " ,  "), (": ", " :  ")], unless=(",,", ",:", ":,", "::"),
             then=(regex.compile(rf"([:,])([^\d{x} ])"), r" \1 \2"), fallback=self.before_pad[commas]), colon)
+        if tail:
+            # The two final-period steps with the stdlib engine, the period first and the character before
+            # it as a look-behind after it (so the search skips to a period in C, where the regex engine
+            # tries each period through its template: 2-4x the time on text of many short sentences), run
+            # as split and join: " \1 \2 " is the split's pieces joined by spaces, and " \1\2 " too once
+            # its two groups are one. Whitespace spelt out as the regex engine's \s (_WS_CLASS); a test
+            # runs both ways.
+            ws = re.escape(_WS_CLASS)
+            self.before_pad[final_period] = (re.compile(
+                rf"(\.)(?<=[^.{x}]\.)([\])}}>\"'\u00bb\u201d\u2019 ]*+)[{ws}]*{end_all}"), _PAD, dot)
+            self.before_pad[final_period_2] = (re.compile(rf"(\.(?<=[^.{x}]\.)[\])}}>\"']*)[{ws}]*{end_all}"), _PAD, dot)
         if sep is not None:
             # - a " opening a piece: right after the separator, or at the very start;
             assert steps[2][0] == start + '"', steps[2]
