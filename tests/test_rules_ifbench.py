@@ -785,3 +785,36 @@ def test_title_case_and_words_position_on_suspect_texts_equal_the_full_token_loo
         assert tuple(run_checker(title, text, {})) == _former_title_case(text), repr(text)
         got = tuple(run_checker(position, text, {"keyword": "x"}))
         assert got == _former_words_position(text, "x"), repr(text)
+
+
+def test_sentence_increment_stopping_at_the_first_mismatch_equals_the_former_loop():
+    """sentence:increment counts words up to the first mismatching sentence: the verdict and reason of
+    the former loop over every sentence's count, on random texts of short sentences, for several steps."""
+    import random
+
+    from ifpo.verifiers.rules.ifbench import _CHUNK_NOT_ALL_PUNCT
+    from ifpo.verifiers.text import punkt_sentences
+
+    def former(response, small_n):
+        counts = [len(_CHUNK_NOT_ALL_PUNCT.findall(s)) for s in punkt_sentences(response)]
+        for i in range(1, len(counts)):
+            if counts[i] != counts[i - 1] + small_n:
+                return False, f"sentence {i + 1} has {counts[i]} words, expected {counts[i - 1] + small_n}"
+        return True, f"word counts {counts}"
+
+    increment = REGISTRY.get("sentence:increment")
+    rng = random.Random(5)
+    words = ["a", "run", "fast", "--", "3.5", "!", "x"]
+    passed = 0
+    for _ in range(1500):
+        step = rng.choice([0, 1, 2, 0.5])
+        n = rng.randint(1, 3)
+        sentences = []
+        for _ in range(rng.randint(1, 6)):
+            sentences.append(" ".join(rng.choice(words) for _ in range(max(int(n), 1))) + rng.choice([".", "?", "!"]))
+            n += step if rng.random() < 0.8 else 1
+        text = " ".join(sentences)
+        want = former(text, step)
+        passed += want[0]
+        assert tuple(run_checker(increment, text, {"small_n": step})) == want, (text, step)
+    assert 100 < passed < 1400

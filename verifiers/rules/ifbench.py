@@ -958,11 +958,12 @@ def sentence_increment(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> sentence_increment('I run. I run fast. I run very fast.', {'small_n': 1}).passed
     True
     """
-    sentences = punkt_sentences(response)
-    counts = [len(_CHUNK_NOT_ALL_PUNCT.findall(s)) for s in sentences]  # words once punctuation is gone
-    for i in range(1, len(counts)):
-        if counts[i] != counts[i - 1] + p["small_n"]:
-            return False, f"sentence {i + 1} has {counts[i]} words, expected {counts[i - 1] + p['small_n']}"
+    words = _CHUNK_NOT_ALL_PUNCT.findall  # a sentence's words once punctuation is gone
+    counts: list[int] = []
+    for n in map(len, map(words, punkt_sentences(response))):  # (counted up to the first mismatch only)
+        if counts and n != counts[-1] + p["small_n"]:
+            return False, f"sentence {len(counts) + 1} has {n} words, expected {counts[-1] + p['small_n']}"
+        counts.append(n)
     return True, f"word counts {counts}"
 
 
