@@ -103,7 +103,7 @@ _RUN_WORDS = ["word", "Word", "apple", "p12", "x7y", "naïve", "ΟΔΟΣ", "οδ
               "\u212aY", "Mr", "mr", "MRS", "Co", "co", "Dr", "st", "ſt", "ſ", "jan", "Sept", "inc", "ltd", "b",
               "I", "x", "X", "5", "12", "007", "١٢", "²²", "x²", "٣x", "A1", "well-known", "e_mail", "a.m",
               "ph", "u", "us", "i", "j", "o", "oo", "io", "well-known", "x-mr", "X-Co", "a-b-co", "co-op", "e-mail",
-              "T-1000", "mid-2020", "x-c", "b-i", "a--b", "-ab", "ab-", "ab-\u212ay", "x-ſt", "naïve-ΟΔΟΣ"]
+              "T-1000", "mid-2020", "x-c", "b-i", "a--b", "ab--cd", "ab--12", "x--Mr", "-ab", "ab-", "ab-\u212ay", "x-ſt", "naïve-ΟΔΟΣ"]
 # What may follow a sentence-final period: mostly whitespace and a plain next word.
 _RUN_AFTER = [" ", " ", " ", "\n\n", "\n", "  ", "\r\n", "\t", " \n ", "\xa0", "\x0b", "\u2003", " \xa0",
               "\x1c", ""]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from bisect import bisect_left
 from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any
@@ -64,32 +65,30 @@ _CACHE_LIMIT = 100_000  # entries per cache before it is emptied (bounds memory 
 _CACHE_KEY_MAX = 120  # longer contexts are decided without caching
 
 
-def _plain_lane(non_word: str, specials: list[str], closers: frozenset[str]) -> re.Pattern[str]:
+def _plain_lane(non_word: str, closers: frozenset[str]) -> re.Pattern[str]:
     r"""The pattern of a run of *plain sentences*, whose breaks need no per-candidate work.
 
     A plain sentence starts at a sentence start that follows a break and whitespace, holds no
     candidate before its end, and ends in ``word.``: a word right after ASCII whitespace, of a letter
-    and one or more ``[^\W_]`` characters or single hyphens between them, none of whose hyphenated
-    parts ends in one of ``specials`` (the abbreviations such a part can be, in any case: ``(?i)``
-    matches every character whose lower case is the letter, and a few more, which only stops a run
-    early); then ``[ \t\r\n]+`` and a next token that starts with neither whitespace nor a closing
-    character. NLTK splits the candidate's context so that the word is one of its words, followed by
-    at least one more; the word (two or more characters, one period, no abbreviation, number or
-    collocation start) is a break whatever follows it; the next candidate finds whitespace after
-    this one (it stands, nothing overlaps); and the next sentence starts with no closing character
-    (nothing to realign). Group 1: the last sentence's word.
+    and one or more ``[^\W_]`` characters or single hyphens between them, then ``[ \t\r\n]+`` and a
+    next token that starts with neither whitespace nor a closing character. NLTK splits the
+    candidate's context so that the word is one of its words, followed by at least one more; a word
+    of two or more characters and one period that starts with a letter and none of whose hyphenated
+    parts is an abbreviation (:meth:`FastPunkt._lane` looks for those) is a break whatever follows
+    it; the next candidate finds whitespace after this one (it stands, nothing overlaps); and the
+    next sentence starts with no closing character (nothing to realign). Group 1: the last
+    sentence's word.
     """
     ws, ascii_ws = REGEX_WHITESPACE, r"\x20\t\n\r\x0b\x0c"
     # A stretch without ASCII whitespace and without a candidate: . ? ! only where neither one of
     # NLTK's non-word characters nor whitespace and a token follows (the candidate pattern's lookahead).
     # Possessive: the body below stops at the first stretch holding a candidate, which must then be the
-    # sentence's word and period.
+    # sentence's word and period. (Possessive repeats, no alternation per character: this runs once
+    # per sentence of the run.)
     stretch = rf"[^.?!{ascii_ws}]*+(?:[.?!](?!{non_word}|[{ws}]+[^{ws}])[^.?!{ascii_ws}]*+)*+"
     body = rf"(?:{stretch}[{ascii_ws}]++)*+"
-    # (possessive repeats and no alternation per character: this runs once per sentence of the run)
-    special = rf"(?!(?:[^\W_]++-)*+(?i:{_trie(specials)})\.)" if specials else ""
     opening = "".join(re.escape(c) for c in sorted(closers))
-    end = (rf"(?<=[{ascii_ws}]){special}([^\W\d_](?!\.)[^\W_]*+(?:-[^\W_]++)*+)\."
+    end = (rf"(?<=[{ascii_ws}])([^\W\d_](?!\.)[^\W_]*+(?:-[^\W_]++)*+)\."
            rf"(?=[ \t\r\n]+[^{ws}{opening}])[ \t\r\n]++")
     return re.compile(rf"(?:{body}{end})+")
 
@@ -202,6 +201,7 @@ class FastPunkt:
         self._ortho: Mapping[str, int] = dict(params.ortho_context)
         # Runs of plain sentences (_plain_lane): only words of two or more [^\W_] characters end one.
         self._lane_run = None
+        self._run_special: Any = None
         # A context in which none of these is found splits into NLTK's words at whitespace (str.split,
         # whose whitespace is the pattern's but for U+001C..U+001F, found here): one of the word pattern's
         # end characters (its non-word characters), a comma, a multi-character mark ("--", "..", ". . .")
@@ -213,7 +213,13 @@ class FastPunkt:
             # (a word's last hyphenated part is looked up among the abbreviations; a whole word of two or
             # more characters among the collocation starts too, which are single letters)
             specials = [w for w in self._abbrevs | self._collocation_firsts if re.fullmatch(r"[^\W_]+", w)]
-            self._lane_run = _plain_lane(lang_vars._re_non_word_chars, specials, self._closers)
+            self._lane_run = _plain_lane(lang_vars._re_non_word_chars, self._closers)
+            # A run's sentence-final word whose last hyphenated part is one of them, in any case ((?i)
+            # matches every character whose lower case is the letter, and a few more, which only ends a
+            # run early), searched for on the run reversed: from its period (a literal the engine scans
+            # for in C, once per sentence), the part read backwards up to a hyphen or ASCII whitespace.
+            self._run_special = re.compile(
+                rf"\.(?<=[ \t\r\n]\.)(?i:{_trie([w[::-1] for w in specials])})(?=[-\x20\t\n\r\x0b\x0c])").finditer
             ws = REGEX_WHITESPACE
             self._split_words = re.compile(
                 rf"{lang_vars._re_non_word_chars}|[,\x1c-\x1f]|--|\.\.|\.[{ws}]+\.[{ws}]+\.|(?:^|(?<=[{ws}]))[`&#\-]"
@@ -371,6 +377,7 @@ class FastPunkt:
             last_in_chunk = self._last_in_chunk
             lane_run = self._lane_run
             lane_wait = lane_fails = 0
+            lane_cache: list[Any] = []  # the last run of plain sentences matched (see _lane)
         while pos >= 0:
             jump = -1
             for m in self._candidates.finditer(text, pos):
@@ -434,14 +441,15 @@ class FastPunkt:
                             else:
                                 # A run of plain sentences from this break on: its breaks in bulk, and its
                                 # last candidate left pending, as this loop leaves each candidate.
-                                lane = self._lane(text, last_break, s, out)
-                                if lane is not None:
+                                lane = self._lane(text, last_break, s, out, lane_cache)
+                                if lane:
                                     lane_fails = 0
                                     last_break, prev_m, prev_start, prev_stop = lane
                                     jump = prev_stop + 1
                                     break
-                                lane_fails += 1
-                                lane_wait = min(2**lane_fails, 64)  # back off where runs are rare
+                                if lane is None:
+                                    lane_fails += 1
+                                    lane_wait = min(2**lane_fails, 64)  # back off where runs are rare
                 prev_m = m
                 prev_start = start
                 prev_stop = s
@@ -484,28 +492,55 @@ class FastPunkt:
         out.append((last_break, end))
         return out, closer_after_break
 
-    def _lane(self, text: str, q: int, first: int, out: list[Any]) -> tuple[int, Any, int, int] | None:
+    def _lane(self, text: str, q: int, first: int, out: list[Any],
+              cache: list[Any]) -> tuple[int, Any, int, int] | bool | None:
         """Breaks of the run of plain sentences (:func:`_plain_lane`) starting at sentence start ``q``,
         whose first candidate ``first`` the caller holds pending: appends the breaks before the run's
-        last candidate to ``out`` (as one :class:`_Run`) and returns the new state, (sentence start,
-        pending candidate's match, its word's start, its index); None when the run holds no break
-        to take (one sentence or none).
+        last candidate, or before its first sentence that ends in an abbreviation, to ``out`` (as one
+        :class:`_Run`) and returns the new state, (sentence start, pending candidate's match, its
+        word's start, its index); None when no run starts there (or only its last sentence is
+        left), False when its first sentence ends in an abbreviation (more of the run follows).
 
         Why in bulk: on text of short plain sentences a candidate costs the loop about a microsecond;
         here each sentence costs the run pattern's repetition and a few C-level list operations.
-        The run stops at the first sentence that is not plain, so each character is matched once.
+        A run is matched and split once: ``cache`` (the caller's, one per text) keeps it, so a later
+        call from a sentence start inside it, after an abbreviation stopped it, continues there.
         """
-        run = self._lane_run.match(text, q)
-        if run is None or run.end(1) == first:
-            return None
-        # Inside the run every period followed by whitespace is a sentence's end (a candidate, and the
-        # run holds no other kind): sentences and separators alternate, the last piece empty.
-        pieces = _AFTER_PERIOD.split(text[q : run.end()])
-        offsets = list(accumulate(map(len, pieces), initial=q))
-        k = len(pieces) // 2 - 1  # sentences before the last, which stays pending
-        out.append(_Run(offsets[0 : 2 * k : 2], offsets[1 : 2 * k : 2], pieces[0 : 2 * k : 2]))
-        stop = run.end(1)
-        return offsets[2 * k], self._candidates.match(text, stop), run.start(1), stop
+        if cache and cache[0] <= q < cache[1]:
+            _, run_end, starts, ends, sentences, specials, last_start = cache
+            k0 = bisect_left(starts, q)
+            if k0 == len(starts) or starts[k0] != q:
+                cache.clear()  # not a sentence start of the run (cannot happen; matched afresh)
+                return self._lane(text, q, first, out, cache)
+        else:
+            run = self._lane_run.match(text, q)
+            if run is None or run.end(1) == first:
+                return None
+            run_end = run.end()
+            # Inside the run every period followed by whitespace is a sentence's end (a candidate, and
+            # the run holds no other kind): sentences and separators alternate, the last piece empty.
+            pieces = _AFTER_PERIOD.split(text[q:run_end])
+            offsets = list(accumulate(map(len, pieces), initial=q))
+            starts, ends, sentences = offsets[0:-2:2], offsets[1:-1:2], pieces[0:-1:2]
+            # (reversed from the run's end: the period at reversed offset r is at run_end - 1 - r)
+            specials = sorted(bisect_left(ends, run_end - m.start())
+                              for m in self._run_special(text[run_end - 1 : q - 2 if q > 1 else None : -1]))
+            last_start = run.start(1)
+            cache[:] = [q, run_end, starts, ends, sentences, specials, last_start]
+            k0 = 0
+        # The pending sentence: the first from k0 on that ends in an abbreviation, else the run's last.
+        k = bisect_left(specials, k0)
+        k = specials[k] if k < len(specials) else len(starts) - 1
+        if k == k0:
+            return False if k < len(starts) - 1 else None  # an abbreviation first: the run goes on after it
+        out.append(_Run(starts[k0:k], ends[k0:k], sentences[k0:k]))
+        stop = ends[k] - 1
+        if k == len(starts) - 1:
+            start = last_start
+        else:  # the word starts after the sentence's last ASCII whitespace (or at the sentence's start)
+            w = _LAST_ASCII_SPACE.match(text, starts[k], stop)
+            start = w.end() if w is not None else starts[k]
+        return starts[k], self._candidates.match(text, stop), start, stop
 
     def _realigned(self, text: str, slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Move closing quotes and brackets after a break into the sentence they close (NLTK's loop,
