@@ -617,6 +617,14 @@ def test_punkt_run_trie_case_folding_misses_no_character():
     assert missed == []
 
 
+@pytest.mark.parametrize("word", ["0.", "5.", "12.", "007.", "123456789."])
+def test_punkt_number_facts_are_those_of_a_number(word):
+    from ifpo.verifiers._punkt import _NUMBER_FACTS, FastPunkt
+    from ifpo.verifiers.text import _punkt_reference
+
+    assert FastPunkt(_punkt_reference()._params)._before_facts(word) == _NUMBER_FACTS
+
+
 def test_punkt_contexts_differing_in_digits_split_as_nltk():
     """FastPunkt keeps decisions per digit shape of a context ("u.v. (12.)" like "u.v. (19.)") only
     where no model type holding digits is involved: texts that differ only in digits, one of them a

@@ -61,6 +61,10 @@ _AFTER_PERIOD = re.compile(r"(?<=\.)([ \t\r\n]+)")
 _ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _HAS_DIGIT = re.compile(r"[0-9]").search
 
+# _before_facts of ASCII digits and a period: a first-pass break, no abbreviation, NLTK's number type,
+# no initial (tests/test_text.py checks it against _before_facts).
+_NUMBER_FACTS = (True, False, "##number##", False)
+
 _CACHE_LIMIT = 100_000  # entries per cache before it is emptied (bounds memory on huge varied inputs)
 _CACHE_KEY_MAX = 120  # longer contexts are decided without caching
 
@@ -683,9 +687,12 @@ class FastPunkt:
         starter and initial / ordinal heuristics), from per-word facts cached by word."""
         if self._plain_break(tok):
             return True
-        before = self._before.get(tok)
-        if before is None:
-            before = self._before_facts(tok)
+        if tok.isascii() and tok[:-1].isdigit():
+            before = _NUMBER_FACTS  # "12.": what _before_facts finds, without a cache entry per number
+        else:
+            before = self._before.get(tok)
+            if before is None:
+                before = self._before_facts(tok)
         sentbreak, abbr_or_ellipsis, typ, initial = before
         if not (abbr_or_ellipsis or initial or typ == "##number##" or typ in self._collocation_firsts):
             # None of the heuristics below applies to this word, so the next word is not read (its facts
