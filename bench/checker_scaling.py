@@ -77,7 +77,6 @@ def shapes(size: int, seed: int = 0) -> dict[str, str]:
         "value_lines": "".join(f"{i / 10:.1f} s\n" for i in range(size // 6))[:size],
         "json_strings": _json_strings(size),
         **_more_shapes(size, seed),
-        **_context_shapes(size),
     }
 
 
@@ -147,28 +146,14 @@ def _more_shapes(size: int, seed: int) -> dict[str, str]:
                                            f"> quote {i}", "***", f"__u{i}__"][i % 8]),
         "crlf_lines": lines(lambda i: f"line {_distinct_word(i)}.", sep="\r\n"),
         "quoted_words": lines(lambda i: f'"{_distinct_word(i)}"' if i % 2 else f"'{_distinct_word(i)}'", sep=" "),
-    }
-
-
-def _context_shapes(size: int) -> dict[str, str]:
-    """Sentences whose Punkt decision reads the next word, with words that never repeat, so neither the
-    per-context nor the per-word caches help: a numbered list of short sentences ("12. Bo ca."),
-    initials before names ("K. Bo") and an abbreviation before a name ("Mr. Bo said ca."). Realistic
-    text repeats its words; these are the worst case of the sentence splitter's cost per candidate."""
-    w = _distinct_word
-
-    def lines(make, sep: str) -> str:
-        out, total, i = [], 0, 0
-        while total < size:
-            out.append(make(i))
-            total += len(out[-1]) + len(sep)
-            i += 1
-        return sep.join(out)[:size]
-
-    return {
-        "numbered_sentences": lines(lambda i: f"{i}. {w(i).capitalize()} {w(i + 1)}.", "\n"),
-        "initials_names": lines(lambda i: f"{chr(65 + i % 26)}. {w(i).capitalize()}", " "),
-        "abbreviated_names": lines(lambda i: f"Mr. {w(i).capitalize()} said {w(i + 1)}.", " "),
+        # Sentences whose Punkt decision reads the next word, with words that never repeat, so neither the
+        # per-context nor the per-word caches help: a numbered list of short sentences ("12. Bo ca."),
+        # initials before names ("K. Bo"), an abbreviation before a name ("Mr. Bo said ca."). Realistic
+        # text repeats its words; these are the worst case of the sentence splitter's cost per candidate.
+        "numbered_sentences": lines(lambda i: f"{i}. {_distinct_word(i).capitalize()} {_distinct_word(i + 1)}."),
+        "initials_names": lines(lambda i: f"{chr(65 + i % 26)}. {_distinct_word(i).capitalize()}", sep=" "),
+        "abbreviated_names": lines(lambda i: f"Mr. {_distinct_word(i).capitalize()} said {_distinct_word(i + 1)}.",
+                                   sep=" "),
     }
 
 
