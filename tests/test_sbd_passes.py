@@ -236,3 +236,12 @@ def test_dropping_wordless_lines_before_the_reading_changes_no_sentence(monkeypa
     current = [_sbd.split_lines_into_sentences(t) for t in texts]
     monkeypatch.setattr(_sbd, "_without_wordless_lines", lambda masked: masked)
     assert [_sbd.split_lines_into_sentences(t) for t in texts] == current
+
+
+@pytest.mark.parametrize("unit", ["[x. ", "«x. ", "“x. ", " ‘x. ", "[a\\ [b. ", "“a\n“b. ", "(a. ", "--x. "])
+def test_lines_of_unclosed_openers_are_protected_as_before(unit):
+    # a line of openers never closed: each rule's spans are found once (the failed run is taken whole);
+    # the same text as the former per-rule search on a size it can still read, and a long one ends
+    text = unit * 2000
+    assert _sbd._protect_between(text) == _former_protect_between(text)
+    assert _sbd.split_lines_into_sentences(unit * 100_000)  # quadratic before: minutes

@@ -188,7 +188,22 @@ _BETWEEN = [
     re.compile(r"--[^-\n]*--"),
     re.compile(r"“[^”\\\n]+”"),
 ]
-_BETWEEN_SPLIT = [re.compile(f"({rule.pattern})") for rule in _BETWEEN]  # the span as the split's group
+# Each rule as a split: the span as the split's group. Where the opener may stand inside a span
+# ("[a [b.]"), a line of openers that are never closed would be rescanned from each one (quadratic:
+# 16 s for 160 KB of "[x. "); there a second alternative, tried only where the span failed, takes
+# the opener and the run a span could have had (it reaches the same stop from any opener inside, so
+# none of those can start a span either): the same spans, found once. There the opener stays out of
+# the groups (a pattern that starts with it is searched fast; the split drops it, and it is put
+# back): group 1 is the rest of a span, group 2 the rest of such a run.
+_BETWEEN_SPLIT = [
+    (re.compile(r"‘(?<=[^\S\n]‘)(?:((?:[^’\n]|’[a-zA-Z])*’)|([^’\n]*))"), "‘"),
+    (re.compile(r'("[^"\\\n]+")'), None),
+    (re.compile(r"\[(?:([^\]\\\n]+\])|([^\]\\\n]*))"), "["),
+    (re.compile(r"(\([^()\\\n]+\))"), None),
+    (re.compile(r"«(?:([^»\\\n]+»)|([^»\\\n]*))"), "«"),
+    (re.compile(r"(--[^-\n]*--)"), None),
+    (re.compile(r"“(?:([^”\\\n]+”)|([^”\\\n]*))"), "“"),
+]
 # pysbd's single-quoted span, after whitespace that is no line break (pysbd, reading one line, sees
 # none at its start)
 _SINGLE_QUOTED_ANY_LINE = re.compile(r"'(?<=[^\S\n]')(?:[^'\n]|'[a-zA-Z])*'")
@@ -556,12 +571,18 @@ def _protect_between(text: str) -> str:
     no Python per span."""
     if not _ANY_TERM.search(text):
         return text
-    for rule in _BETWEEN_SPLIT:
+    for rule, opener in _BETWEEN_SPLIT:
         parts = rule.split(text)
-        if len(parts) > 1:
-            spans = _protect("\n".join(parts[1::2]))
-            parts[1::2] = spans.split("\n")
-            text = "".join(parts)
+        if len(parts) == 1:
+            continue
+        if opener is None:
+            parts[1::2] = _protect("\n".join(parts[1::2])).split("\n")
+        else:  # [text, span's rest or None, run's rest or None, text, ...]: the spans protected
+            spans = parts[1::3]  # (a span's rest ends with the closer: never empty)
+            protected = iter(_protect("\n".join(filter(None, spans))).split("\n"))
+            parts[1::3] = [opener + next(protected) if span is not None else "" for span in spans]
+            parts[2::3] = [opener + run if run is not None else "" for run in parts[2::3]]
+        text = "".join(parts)
     return text
 
 
