@@ -716,12 +716,14 @@ def test_capital_words_equal_nltks_count(monkeypatch, chunks_only):
         monkeypatch.setattr(_treebank, "_mostly_new", lambda sentences: True)
         monkeypatch.setattr(ifeval, "_sparse", lambda text, pattern: True)
     if chunks_only == "no counts":
-        monkeypatch.setattr(_treebank, "chunk_token_counts", lambda sentences, chars, limit=None: None)
+        monkeypatch.setattr(_treebank, "chunk_token_counts", lambda sentences, chars, limit=None, where="": None)
     identity = bench_modules.load("treebank_identity")
     atoms = ["WORD", "Word", "word", "AI-BASED", "CANNOT", "GIMME", "Lemme", "DON'T", "IT'S", "I", "i", "A.", "U.S.",
              "NASA.", "OK.)", '"OK"', "''NO''", "YES'", "\xc9T\xc9", "\xe9T\xe9", "\u24b6", "\u01c5", "\u0130",
              "\u0131", "\u017f", "\u2160", "\U0001f130", "X2", "2X", "_X", "x.", ". ", ", ", "!", "?", "\n", " ", " ",
-             "\t", "(", ")", '"', "'", "...", "--", "OK]", "'OK'", "X')", "A\t", '"A', "B'", "''C", "\r\n"]
+             "\t", "(", ")", '"', "'", "...", "--", "OK]", "'OK'", "X')", "A\t", '"A', "B'", "''C", "\r\n", "Xn't", "aXn't",
+             "CANnot", "canNOT", "GIMme", "lemME", "gonNA", "GOTta", "wanNA", "D'ye", "MORE'n", "'Tis", "'TIS", "Ba", "Mr.",
+             "aB", "Ab.", "A1b", "bA"]
     rng = random.Random(7)
     texts = ["".join(rng.choice(atoms) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.randint(1, 60)))
              for _ in range(200)]

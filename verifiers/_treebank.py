@@ -668,9 +668,11 @@ def candidate_tokens(sentences: list[str], pattern: re.Pattern[str], limit: int 
     return tokenize_uncached(sentences) if tokens is None else tokens
 
 
-def chunk_token_counts(sentences: list[str], chars: str, limit: int | None = None) -> Counter[str] | None:
+def chunk_token_counts(sentences: list[str], chars: str, limit: int | None = None,
+                       where: str = "") -> Counter[str] | None:
     """How many times each token occurs in the chunks of ASCII ``sentences`` that hold one of ``chars``
-    (a regex class body of ASCII characters, e.g. ``"A-Z"``): the tokens :func:`chunk_tokens` gives for
+    (a regex class body of ASCII characters, e.g. ``"A-Z"``; with ``where``, a look-around written right
+    after the character, only those of them where it holds): the tokens :func:`chunk_tokens` gives for
     a pattern matching those characters, counted. The chunks are found, with what their tokens depend
     on (the character before, the one after, the closers and whitespace up to the sentence's end), by
     one ``findall``; each distinct (chunk, context) is tokenized once, so repeated chunks cost a count.
@@ -685,7 +687,7 @@ def chunk_token_counts(sentences: list[str], chars: str, limit: int | None = Non
         return None
     sep = _SEPARATORS[0]  # (a noncharacter: never in ASCII text)
     text = sep + sep.join(sentences) + sep
-    pattern = _chunk_context_pattern(chars)
+    pattern = _chunk_context_pattern(chars, where)
     if limit is not None:
         step = max(len(text) // _SAMPLE_WINDOWS, _SAMPLE_CHARS)
         sample = sep.join([text[i : i + _SAMPLE_CHARS] for i in range(0, len(text), step)])
@@ -721,7 +723,7 @@ def chunk_token_counts(sentences: list[str], chars: str, limit: int | None = Non
 
 
 @lru_cache(maxsize=16)
-def _chunk_context_pattern(chars: str) -> re.Pattern[str]:
+def _chunk_context_pattern(chars: str, where: str = "") -> re.Pattern[str]:
     """(character before, chunk holding one of ``chars``, character after, closers and whitespace up to
     the sentence's end if only those follow, else ""), on ASCII sentences joined and framed by the
     separator ``_SEPARATORS[0]``; whitespace as the patterns see it in ASCII (U+001C-U+001F excluded by
@@ -729,7 +731,8 @@ def _chunk_context_pattern(chars: str) -> re.Pattern[str]:
     sep = re.escape(_SEPARATORS[0])
     ws = re.escape(_ASCII_OTHER_WS + " ")
     closers = re.escape("".join(sorted(c for c in _CLOSERS if c.isascii())))
-    return re.compile(rf"([{ws}{sep}])([^{ws}{sep}{chars}]*[{chars}][^{ws}{sep}]*)(?=([{ws}{sep}]))"
+    head = rf"[^{ws}{sep}{chars}]*[{chars}]" if not where else rf"[^{ws}{sep}]*?[{chars}]{where}"
+    return re.compile(rf"([{ws}{sep}])({head}[^{ws}{sep}]*)(?=([{ws}{sep}]))"
                       rf"(?:(?=([{ws}{closers}]*){sep}))?")
 
 

@@ -1181,7 +1181,8 @@ def _capital_words(response: str) -> int:
     if response.isascii():
         # On text of mostly new chunks, only the chunks holding a capital, each distinct one (in its
         # context) tokenized once.
-        counts = _treebank.chunk_token_counts(sentences, "A-Z", limit=len(response) // 200 + 100)
+        counts = _treebank.chunk_token_counts(sentences, "A-Z", limit=len(response) // 200 + 100,
+                                              where=_CAPITAL_IN_AN_UPPER_TOKEN)
         if counts is not None:
             return sum(n for token, n in counts.items() if token.isupper())
     if response.isascii() and _sparse(response, _ASCII_CAPITAL_RUN):
@@ -1189,6 +1190,14 @@ def _capital_words(response: str) -> int:
     else:
         tokens = _treebank.tokenize_sentences(sentences)
     return sum(map(str.isupper, tokens))
+
+
+# Where an ASCII capital can be in an all-capitals token: not next to a lower-case letter (the tokenizer
+# splits between two letters only in the contractions can|not, gim|me, gon|na, got|ta, lem|me, wan|na,
+# whose halves have two or more letters, one of them then with no lower-case neighbour, and before
+# n't), or just before n't ("Xn't" is X and n't). Chunks with no such capital ("Ba", "Mr.") hold no
+# all-capitals token: chunk_token_counts skips them (a test compares the counts with NLTK's).
+_CAPITAL_IN_AN_UPPER_TOKEN = "(?:(?<![a-z][A-Z])(?![a-z])|(?=n't))"
 
 
 # A capital letter of ASCII text and the rest of its run up to whitespace (one match per run: fewer for
