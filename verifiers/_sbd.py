@@ -437,23 +437,21 @@ _AFTER_ABBR = re.compile(r"[.:\-?,]|\s(?:[a-z]|I[^\S\n]|I'm|I'll|\d|\()")
 
 
 @lru_cache(maxsize=1)
-def _abbreviation_reading() -> tuple[re.Pattern[str], frozenset[str]]:
+def _abbreviation_reading() -> tuple[re.Pattern[str], frozenset[str], frozenset[str], frozenset[str]]:
     """On the reversed text: a period after a letter, before whitespace or . : - ? , (reversed: the
     other way round), and the word of letters and periods it ends, when whitespace or the text's
     start comes before it within the longest abbreviation's length plus one (group 1, reversed);
-    and the abbreviations, reversed."""
+    and the abbreviations, the prepositive ones and the number ones, reversed."""
     data = _data()
     pattern = re.compile(rf"\.(?<=[\s.:\-?,]\.)(?=([A-Za-z][A-Za-z.]{{0,{data['longest']}}})(?:\s|\Z))")
-    return pattern, frozenset(a[::-1] for a in data["abbreviations"])
+    return pattern, *(frozenset(a[::-1] for a in data[k]) for k in ("abbreviations", "prepositive", "number"))
 
 
 def _abbreviations(text: str) -> str:
     """A period after a listed abbreviation (after whitespace or the line start) stays when what
     follows says so: any whitespace after a title ("Dr."), a number after "No." / "pp.", and
     otherwise punctuation, a lower-case word, "I", a digit or a parenthesis."""
-    data = _data()
-    prepositive, number = data["prepositive"], data["number"]
-    word_before, listed_backwards = _abbreviation_reading()
+    word_before, listed_backwards, prepositive, number = _abbreviation_reading()
     # The word before a period (dotted ones too: "e.g", "Ph.D") back to whitespace, at most one
     # character longer than the longest abbreviation, is read on the reversed text, where it
     # follows the period (a look-ahead: each period is read on its own); only the periods whose
@@ -461,20 +459,25 @@ def _abbreviations(text: str) -> str:
     backwards = text[::-1]
     found = list(word_before.finditer(backwards))
     listed = map(listed_backwards.__contains__, map(str.lower, map(operator.methodcaller("group", 1), found)))
-    keep = []
-    last = len(text) - 1
-    for x in reversed(list(itertools.compress(found, listed))):
-        dot = last - x.start()
-        word = x.group(1)[::-1].lower()
-        if word in prepositive:
-            ok = _AFTER_PREPOSITIVE.match(text, dot + 1)
-        elif word in number:
-            ok = _AFTER_NUMBER_ABBR.match(text, dot + 1)
-        else:
-            ok = _AFTER_ABBR.match(text, dot + 1)
-        if ok:
-            keep.append((dot, dot + 1, _DOT))
-    return _splice(text, keep)
+    hits = list(itertools.compress(found, listed))
+    if not hits:
+        return text
+    # Then each kind's test of what follows, in C too (a Python step per listed period cost 90 ms/MB
+    # on a text of "Mr. Bo said"): prepositive first, then number, then the others, as one chain.
+    words = list(map(str.lower, map(operator.methodcaller("group", 1), hits)))  # (reversed)
+    last = len(text)
+    after = [last - start for start in map(operator.methodcaller("start"), hits)]  # just after each period
+    pre = list(map(prepositive.__contains__, words))
+    num = list(map(operator.gt, map(number.__contains__, words), pre))  # (a number one that is not prepositive)
+    other = list(map(operator.not_, map(operator.or_, pre, num)))
+    keep: list[int] = []
+    for kind, follows in ((pre, _AFTER_PREPOSITIVE), (num, _AFTER_NUMBER_ABBR), (other, _AFTER_ABBR)):
+        at = list(itertools.compress(after, kind))
+        keep += itertools.compress(at, map(follows.match, itertools.repeat(text), at))
+    if not keep:
+        return text
+    keep.sort()
+    return _DOT.join([text[a:b] for a, b in zip([0, *keep], [k - 1 for k in keep] + [len(text)])])
 
 
 # cheap necessary conditions of the passes they guard (a text of marks and nothing else skips them)
