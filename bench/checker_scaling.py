@@ -150,6 +150,9 @@ def _more_shapes(size: int, seed: int) -> dict[str, str]:
         # per-context nor the per-word caches help: a numbered list of short sentences ("12. Bo ca."),
         # initials before names ("K. Bo"), an abbreviation before a name ("Mr. Bo said ca."). Realistic
         # text repeats its words; these are the worst case of the sentence splitter's cost per candidate.
+        # Openers that never close, with terminators after each: a pattern "opener, no closer, closer" retried
+        # from every opener is quadratic here (split_sentences was, before b1d0dfe).
+        "unclosed_openers": fill("[x. \u00aby. \u201cz. \u2018w. (v. "),
         "numbered_sentences": lines(lambda i: f"{i}. {_distinct_word(i).capitalize()} {_distinct_word(i + 1)}."),
         "initials_names": lines(lambda i: f"{chr(65 + i % 26)}. {_distinct_word(i).capitalize()}", sep=" "),
         "abbreviated_names": lines(lambda i: f"Mr. {_distinct_word(i).capitalize()} said {_distinct_word(i + 1)}.",

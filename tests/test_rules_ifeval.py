@@ -859,3 +859,24 @@ def test_known_start_of_each_cleaning_step_is_a_start_of_the_whole_texts():
                 assert whole.startswith(known), (pattern.pattern[:20], cut)
                 longer += len(known) > 0
     assert longer > 3000, longer
+
+
+def test_placeholder_count_equals_the_references_findall():
+    """number_placeholders counts what re.findall(r"\\[.*?\\]", response) finds (the reference), with a
+    pattern that stays linear on lines of "[" that never close: equal on random texts of brackets, line
+    breaks and letters, and a 200 KB line of unclosed "[" ends at once (the reference's scan there is
+    quadratic)."""
+    import random
+    import re
+    import time
+
+    from ifpo.verifiers.rules.ifeval import _PLACEHOLDER
+
+    reference = re.compile(r"\[.*?\]")
+    rng = random.Random(41)
+    for _ in range(5000):
+        text = "".join(rng.choice(["[", "]", "[", "\n", "\r", "a", " ", "]]", "[[", "x. "]) for _ in range(rng.randint(0, 40)))
+        assert _PLACEHOLDER.findall(text).count("]") == len(reference.findall(text)), repr(text)
+    start = time.process_time()
+    assert _PLACEHOLDER.findall("[x. " * 50_000).count("]") == 0
+    assert time.process_time() - start < 5  # a hang guard (the quadratic scan takes minutes), not a speed target
