@@ -299,9 +299,7 @@ class FastPunkt:
         if after < 0:
             after = s + 1
         if after < end and text[after] in self._closers:
-            moved = self._realign.match(text, after, end)
-            if moved is not None:
-                after = moved.end()
+            after = self._closers_back(text, after, s + 1, end)[1]
         return 2 if after < end else 1
 
     def span_tokenize(self, text: str, realign_boundaries: bool = True) -> list[tuple[int, int]]:
@@ -352,7 +350,7 @@ class FastPunkt:
         last_break = 0
         closer_after_break = False
         closers = self._closers
-        realign_match = self._realign.match
+        closers_back = self._closers_back
         # The last break followed by a closing character: its slice's index, end and the break (see the end).
         moved_at = moved_end = moved_break = -1
         decisions = self._decisions
@@ -430,10 +428,7 @@ class FastPunkt:
                     if closers is not None and text[last_break] in closers:
                         if realign:
                             moved_at, moved_end, moved_break = len(out), b, last_break
-                            moved = realign_match(text, last_break)
-                            if moved is not None:
-                                b = last_break + len(moved.group(0).rstrip())
-                                last_break = moved.end()
+                            b, last_break = closers_back(text, last_break, b)
                         out.append((a, b))
                     else:
                         out.append((a, b))
@@ -476,25 +471,28 @@ class FastPunkt:
                 closer_after_break = True
             elif realign and text[last_break] in closers:
                 moved_at, moved_end, moved_break = len(out), b, last_break
-                moved = realign_match(text, last_break)
-                if moved is not None:
-                    b = last_break + len(moved.group(0).rstrip())
-                    last_break = moved.end()
+                b, last_break = closers_back(text, last_break, b)
             out.append((a, b))
         end = len(text.rstrip())
         if moved_at >= 0 and moved_at == len(out) - 1:
             # The last break was followed by a closing character, matched with the whole text as the
             # string; NLTK matches the last slice up to its end, the text's without its trailing
             # whitespace (which counts U+001C..U+001F, unlike the pattern's): matched again so.
-            moved = realign_match(text, moved_break, end) if moved_break < end else None
-            if moved is None:
-                out[-1] = (out[-1][0], moved_end)
-                last_break = moved_break
-            else:
-                out[-1] = (out[-1][0], moved_break + len(moved.group(0).rstrip()))
-                last_break = moved.end()
+            b, last_break = (closers_back(text, moved_break, moved_end, end) if moved_break < end
+                             else (moved_end, moved_break))
+            out[-1] = (out[-1][0], b)
         out.append((last_break, end))
         return out, closer_after_break
+
+    def _closers_back(self, text: str, at: int, end: int, stop: int | None = None) -> tuple[int, int]:
+        """NLTK's realignment of the slice starting at ``at`` (after a break whose slice ends at
+        ``end``): the closing characters there move back into that slice. Returns (the slice's new
+        end, the next slice's start), unchanged when nothing moves. ``stop``: the string's end for the
+        match (the last slice's end; the whole text otherwise, see :meth:`_slices`)."""
+        moved = self._realign.match(text, at) if stop is None else self._realign.match(text, at, stop)
+        if moved is None:
+            return end, at
+        return at + len(moved.group(0).rstrip()), moved.end()
 
     def _lane(self, text: str, q: int, first: int, out: list[Any],
               cache: list[Any]) -> tuple[int, Any, int, int] | bool | None:

@@ -53,7 +53,8 @@ _LETTERS = rf"[^\W\d_{_UNSPACED_CLASS}]"
 _WORD = re.compile(rf"{_LETTERS}+(?:['’\-]{_LETTERS}+)*|\d+(?:[.,]\d+)*", re.UNICODE)
 # A blank line holds only whitespace (U+3000 included) or zero-width characters.
 _PARA_SPLIT = re.compile(r"\n(?:[^\S\n]|[\u200b\u200c\u200d\u2060\ufeff])*(?:\n(?:[^\S\n]|[\u200b\u200c\u200d\u2060\ufeff])*)+")
-_ZERO_WIDTH = str.maketrans("", "", "\u200b\u200c\u200d\u2060\ufeff")
+_ZERO_WIDTH_CHARS = "\u200b\u200c\u200d\u2060\ufeff"
+_ZERO_WIDTH = str.maketrans("", "", _ZERO_WIDTH_CHARS)
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": "'", "’": "'", "‚": "'", "‛": "'"})
 # Characters some models use as quotes: guillemets, backtick, acute accent. Folded only on request
@@ -510,7 +511,7 @@ def nonblank_lines(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip() and (ln.isascii() or _NOT_BLANK.search(ln))]
 
 
-_NOT_BLANK = re.compile(r"[^\s\u200b\u200c\u200d\u2060\ufeff]")  # _ZERO_WIDTH's characters
+_NOT_BLANK = re.compile(rf"[^\s{_ZERO_WIDTH_CHARS}]")
 
 
 def is_empty(text: str) -> bool:
