@@ -498,7 +498,7 @@ def test_response_must_be_str():
         run_checker(REGISTRY.get("json"), None, {})  # type: ignore[arg-type]
 
 
-# --- _markdown_findings: lines searched only when they hold what a match needs --------------------
+# --- markdown / plain_text: the former every-line scan is the reference ---------------------------
 
 
 def _markdown_findings_every_line(text):
@@ -518,16 +518,30 @@ def _markdown_findings_every_line(text):
     return sorted(findings, key=lambda f: f[1])
 
 
-def test_markdown_findings_equal_the_every_line_scan():
+def _elements_of(findings):
+    found = []
+    for element, _, _ in findings:
+        element = "list" if element in ("bullet", "numbered") else element
+        if element not in found:
+            found.append(element)
+    return found
+
+
+def test_markdown_elements_equal_the_every_line_scan():
+    # one search per element over the joined lines, against every pattern on every line: line ends of
+    # every kind, whitespace that is not a line end (\u3000, \x1f), "- - -" list items that are no rule
     import random
 
     rng = random.Random(0)
     atoms = ["#", "## ", "*", "**", "_", "__", "|", "---", "-", " - ", "`", "```", "~~~", "[a](b)", "](", ">",
-             "> ", " ", "\t", "word", "x", "1. ", "- ", "\n", "\n", "\n", "\r\n", ":", "\u2028"]
+             "> ", " ", "\t", "word", "x", "1. ", "- ", "\n", "\n", "\n", "\r\n", ":", "\u2028", "\u3000",
+             "\x1f", "\x0b", "\x85", "\r", "- - -", "* * *", "___", "[", "]", "(", ")", '"', ' "t"', "!",
+             "a_b", "*x*", "_y_", "|---|", ":--", "   ", "    "]
     texts = ["# h\n- a\n- - -\n***\n| a | b |\n|---|---|\n`c`\n> q\n[l](u)\n**b** _i_",
-             *("".join(rng.choice(atoms) for _ in range(rng.randint(0, 30))) for _ in range(4000))]
+             "- - -\n- - -\n---", "* * *\n\n> x", '[a](b "t\nu")', "a\n#\tb", ">\n>x", "|\n|\n|",
+             *("".join(rng.choice(atoms) for _ in range(rng.randint(0, 30))) for _ in range(12000))]
     for text in texts:
-        assert vc._markdown_findings(text) == _markdown_findings_every_line(text), repr(text)
+        assert vc._markdown_elements(text) == _elements_of(_markdown_findings_every_line(text)), repr(text)
 
 
 def test_contractions_found_as_a_whole_text_scan_finds_them():
@@ -598,6 +612,33 @@ def test_flat_startswith_reads_past_a_head_cut_inside_an_emphasis_decision():
     assert vc._flat_startswith(text, "x y", False, drop_emphasis=True) is True
 
 
+def test_markdown_joined_patterns_match_the_lines_their_line_patterns_match():
+    # the joined search alone (the checker confirms each line it finds all the same): a match never
+    # crosses a line end, and the lines it finds are exactly those the line's own pattern matches
+    import random
+
+    rng = random.Random(3)
+    atoms = ["#", "# ", "*", "**", "_", "__", "|", "---", "-", "`", "```", "~~~", "[a](b)", "](", ">", " ",
+             "\t", "x", "\n", "\n", "\u3000", "\x1f", "- - -", "[", "]", "(", ")", '"', ' "t"', "!", "a_b", ":",
+             "  "]
+    cases = [["[a](b \"t", "u\")"], ["#", " x"], [">", "x"], ["|", "|x|"], ["**a", "b**"], ["`a", "b`"],
+             ["   ", "---"],
+             ["", "|a|b|"], [" ", "|---|---|"], ["", "# h"], ["", "> q"], ["", "- - -"], ["", "```"],
+             *("".join(rng.choice(atoms) for _ in range(rng.randint(0, 30))).split("\n")
+               for _ in range(6000))]
+    for lines in cases:
+        joined = "\n" + "\n".join(lines)
+        starts = [i for i, c in enumerate(joined) if c == "\n"]
+        for element, pattern in vc._MD_LINE_PATTERNS:
+            found = set()
+            for m in vc._MD_JOINED_PATTERNS[element].finditer(joined):
+                assert "\n" not in joined[m.start() + 1:m.end()], (element, lines, m)
+                found.add(sum(1 for q in starts if q <= m.start()) - 1)
+            expected = {i for i, line in enumerate(lines) if pattern.search(line)
+                        and not (element == "rule" and vc.list_items(line))}  # a list item is no rule
+            assert found == expected, (element, lines)
+
+
 def test_first_markdown_finding_is_the_first_of_all_findings():
     import random
 
@@ -609,7 +650,8 @@ def test_first_markdown_finding_is_the_first_of_all_findings():
     for _ in range(4000):
         text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 40)))
         for skip in (True, False):
-            expected = next((f for f in vc._markdown_findings(text) if not (skip and f[0] == "numbered")), None)
+            expected = next((f for f in _markdown_findings_every_line(text)
+                             if not (skip and f[0] == "numbered")), None)
             assert vc._first_markdown_finding(text, skip_numbered=skip) == expected, (text, skip)
 
 
