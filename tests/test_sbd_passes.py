@@ -64,6 +64,49 @@ def _former_opener_candidates(masked: str) -> list[int]:
     return [m.start(1) for m in _FORMER_OPENER_AT_START.finditer(masked)]
 
 
+def _former_settle_openers(masked: str) -> str:
+    # one Python step per opener
+    from bisect import bisect_left
+
+    candidates = _former_opener_candidates(masked)
+    closers: dict[str, list[int]] = {}
+    next_line = -2
+    idle = []
+    for p in candidates:
+        opener = masked[p]
+        close = _sbd._OPENING[opener]
+        if close not in closers:
+            closers[close] = [m.start() for m in re.finditer(re.escape(close), masked)]
+        found = closers[close]
+        k = bisect_left(found, p + 1)
+        j = found[k] if k < len(found) else -1
+        if next_line != -1 and next_line < p:
+            next_line = masked.find("\n", p)
+        if j >= 0 and next_line != -1 and next_line < j:
+            j = -1
+        fewest, no_comma, after = _sbd._OPENER_RULES[opener]
+        if (j < 0 or j - p - 1 < fewest or (no_comma and masked[j - 1] == ",") or not after.match(masked, j + 1)
+                or (opener == "(" and _sbd._ROMAN_IN_PARENS.match(masked, p))):
+            idle.append(p)
+    return _sbd._splice(masked, [(p, p + 1, _sbd._IDLE_OPENER[masked[p]]) for p in idle])
+
+
+def _read_former_settled(masked: str) -> tuple[list[tuple[int, int]], str]:
+    settled = _former_settle_openers(masked)
+    return [m.span() for m in _sbd._READ.finditer(settled)], _sbd._unmask(settled)
+
+
+def _read_settled(masked: str) -> tuple[list[tuple[int, int]], str]:
+    # (every bracket the reading cannot start a sentence at is swapped now, not only the candidates:
+    # what the reading gives, and the text, are the same)
+    settled = _sbd._settle_openers(masked)
+    return [m.span() for m in _sbd._READ.finditer(settled)], _sbd._unmask(settled)
+
+
+def _opener_candidates(masked: str) -> list[int]:
+    return sorted(p - 1 for opener in _sbd._OPENING for p in _sbd._opener_candidates("\n" + masked, opener))
+
+
 def _former_abbr_boundary(text: str) -> str:
     starters = "|".join(re.escape(w) for w in _sbd._data()["starters"])
     rule = re.compile(r"(U\ue003S|U\.S|U\ue003K|E\ue003U|E\.U|U\ue003S\ue003A|U\.S\.A|I|i.v|I.V)\ue003"
@@ -142,8 +185,13 @@ def _former_stripped_lines(text: str) -> str:
 
 BRACKETS = ["(", ")", "[", "]", '"', "“", "”", "«", "»", "‘", "’", "--", "-", "\\", "\n", " ", "\t", "a", "B",
             "1", ",", "'"] + TERMS
+# the curly single-quote span's own characters: the closer before a letter of either case, or not
+CURLY = [" ‘", "‘", "’", "’a", "’B", "’.", "a", "B", ".", "!", " ", "\t", "\n", "1", "’ "]
 OPENERS = ["(", "（", "「", "“", "'", '"', " ", "\t", "\u3000", "\n", "a", ")", "）", "」", "”", "\ue010", "\ue013",
            "\ue011"] + TERMS
+# what an opener's verdict reads: its closing one, how far, a comma before it, a capital after it
+SETTLE = ["(", "（", "「", "“", ")", "）", "」", "”", ". ", "! ", "\ue010", "\n", " ", "\t", "a", "ab", "A", " B", ",",
+          "(iv) ", "(x)", "i", "v", "x", "m", "（A", "」 C", "” D"]
 ABBR = ["U", "S", "K", "E", "A", "I", "i", "v", "V", ".", "\ue003", " ", "\t", "\n", "x", "The ", "He ", "It ",
         "I ", "We ", " The", " It", "\ue003 "]
 DOUBLES = ["?", "!", "?!", "!!", " ", "\t", "\n", "a", ".", "\ue010"]
@@ -156,8 +204,11 @@ LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u
 
 CASES = [
     ("protect_between", _former_protect_between, _sbd._protect_between, BRACKETS),
+    ("protect_between_curly", _former_protect_between, _sbd._protect_between, CURLY),
     ("no_mark_line_openers", _former_idle_no_mark_line_openers, _sbd._idle_no_mark_line_openers, OPENERS),
-    ("opener_candidates", _former_opener_candidates, _sbd._opener_candidates, OPENERS),
+    ("opener_candidates", _former_opener_candidates, _opener_candidates, OPENERS),
+    ("settle_openers", _read_former_settled, _read_settled, SETTLE),
+    ("settle_openers_any", _read_former_settled, _read_settled, OPENERS),
     ("abbr_boundary", _former_abbr_boundary, lambda t: _sbd._patterns()["abbr_boundary"].sub(".", t), ABBR),
     ("double_marks", _former_double_marks, _sbd._double_marks, DOUBLES),
     ("stripped_lines", _former_stripped_lines, _sbd._stripped_lines, LINES),
