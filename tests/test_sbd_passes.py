@@ -198,7 +198,12 @@ DOUBLES = ["?", "!", "?!", "!!", " ", "\t", "\n", "a", ".", "\ue010"]
 MULTI = ["a", "B", "z", ".", ". ", "e.g.", "U.S.", "a.m.", "\n", " ", "1", "_", "é", "x.y", "\ue003"]
 ABBREVIATIONS = ["Dr", "dr", "No", "pp", "e.g", "Ph.D", "U.S", "etc", "vs", "St", "Mr", "Inc", "Fig", "a", "x", "Z",
                  "Abcdefghijklmnopqrstuvwxyz", ".", ". ", " ", "\n", "\t", ":", ":5", "-", "?", ",", " 5", " (", "  (", " I ",
-                 " I'm", " I'll", " a", " B", "\ue003", "\u3000"]
+                 " I'm", " I'll", " a", " B", "\ue003", "\u3000",
+                 # letters a case-insensitive search outside ASCII takes for "s" and "k": none listed
+                 "Mſ", "o\u212a", "\u0130", "Art", "EXT", "nos", "p", "\u0663"]
+# one listed word of each kind (other, prepositive, number) and each thing their follow tests read
+FOLLOWS = ["etc", "Inc", "e.g", "Dr", "No", "pp", "x", " ", "\n", "\t", ".", " I'm", " I'll", " I ", " I\n", " I", ":5", ":", " (",
+           "  (", "\n(", " 5", " a", " B", "?", ",", "-", "I'm", "'"]
 MARKERS = ["a", "z", "A", "1", "9", "12", ".", ")", "(", " ", "\t", "\n", "-", "⁃", "i", "iv", "_", "é", "\u3000"]
 LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u3000", "\x1f", "b."]
 
@@ -214,6 +219,7 @@ CASES = [
     ("stripped_lines", _former_stripped_lines, _sbd._stripped_lines, LINES),
     ("multi_periods", _former_protect_multi_periods, _sbd._protect_multi_periods, MULTI),
     ("abbreviations", _former_abbreviations, _sbd._abbreviations, ABBREVIATIONS),
+    ("abbreviation_follows", _former_abbreviations, _sbd._abbreviations, FOLLOWS),
     ("list_markers", _former_list_markers, _list_markers, MARKERS),
 ]
 

@@ -194,20 +194,20 @@ _BETWEEN = [
 # the opener and the run a span could have had (it reaches the same stop from any opener inside, so
 # none of those can start a span either): the same spans, found once. There the opener stays out of
 # the groups (a pattern that starts with it is searched fast; the split drops it, and it is put
-# back): group 1 is the rest of a span, group 2 the rest of such a run.
+# back): group 1 is the rest of a span, group 2 the rest of such a run. Last, what every span ends with.
 # The "‘" span, "(?:[^’\n]|’[a-zA-Z])*’" (an alternation inside a repeat: ~150 ns a character in sre,
 # and backtracked over the whole line where no "’" ends it), is written as what that search finds:
 # the run of such characters and its "’" when one not before a letter ends the run (possessive: the
 # run can only be read one way), else the line up to its last "’" (every "’" in the run is before a
 # letter: the greedy search backs off to the last one), else no span.
 _BETWEEN_SPLIT = [
-    (re.compile(r"‘(?<=[^\S\n]‘)(?:([^’\n]*+(?:’[a-zA-Z][^’\n]*+)*+’|[^\n]*’)|([^’\n]*+))"), "‘"),
-    (re.compile(r'("[^"\\\n]+")'), None),
-    (re.compile(r"\[(?:([^\]\\\n]+\])|([^\]\\\n]*))"), "["),
-    (re.compile(r"(\([^()\\\n]+\))"), None),
-    (re.compile(r"«(?:([^»\\\n]+»)|([^»\\\n]*))"), "«"),
-    (re.compile(r"(--[^-\n]*--)"), None),
-    (re.compile(r"“(?:([^”\\\n]+”)|([^”\\\n]*))"), "“"),
+    (re.compile(r"‘(?<=[^\S\n]‘)(?:([^’\n]*+(?:’[a-zA-Z][^’\n]*+)*+’|[^\n]*’)|([^’\n]*+))"), "‘", "’"),
+    (re.compile(r'("[^"\\\n]+")'), None, '"'),
+    (re.compile(r"\[(?:([^\]\\\n]+\])|([^\]\\\n]*))"), "[", "]"),
+    (re.compile(r"(\([^()\\\n]+\))"), None, ")"),
+    (re.compile(r"«(?:([^»\\\n]+»)|([^»\\\n]*))"), "«", "»"),
+    (re.compile(r"(--[^-\n]*--)"), None, "--"),
+    (re.compile(r"“(?:([^”\\\n]+”)|([^”\\\n]*))"), "“", "”"),
 ]
 # pysbd's single-quoted span, after whitespace that is no line break (pysbd, reading one line, sees
 # none at its start)
@@ -447,48 +447,91 @@ _AFTER_NUMBER_ABBR = re.compile(r"\s\d|\s+\(")
 _AFTER_ABBR = re.compile(r"[.:\-?,]|\s(?:[a-z]|I[^\S\n]|I'm|I'll|\d|\()")
 
 
+def _either_case(char: str) -> str:
+    """``char`` in either ASCII case, as a class (not IGNORECASE: sre tries a branch that starts with
+    a class or a literal only when its first character fits, a case-folded one always; and
+    IGNORECASE takes the Kelvin sign for "k")."""
+    return f"[{char.lower()}{char.upper()}]" if char.isascii() and char.isalpha() else re.escape(char)
+
+
+def _trie(words: Iterable[str]) -> str:
+    """An alternation matching exactly ``words`` in either ASCII case, as a trie (sre tries an
+    alternation's branches one by one: a flat list of 150 words is 150 tries at every place). The
+    first letter is two literal branches, one per case (a literal is the cheapest first test, and
+    every place tried is a first letter)."""
+    tree: dict = {}
+    for word in words:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict, first: bool) -> str:
+        alternatives = []
+        for char, rest in sorted(node.items()):
+            if char:
+                after = branch(rest, False)
+                cases = sorted({char.lower(), char.upper()}) if first and char.isascii() else [char]
+                alternatives += [re.escape(c) + after for c in cases] if first else [_either_case(char) + after]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+        return f"(?:{body})?" if "" in node else body  # (a word ends here)
+
+    return branch(tree, True)
+
+
 @lru_cache(maxsize=1)
-def _abbreviation_reading() -> tuple[re.Pattern[str], frozenset[str], frozenset[str], frozenset[str]]:
-    """On the reversed text: a period after a letter, before whitespace or . : - ? , (reversed: the
-    other way round), and the word of letters and periods it ends, when whitespace or the text's
-    start comes before it within the longest abbreviation's length plus one (group 1, reversed);
-    and the abbreviations, the prepositive ones and the number ones, reversed."""
+def _abbreviation_reading() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    r"""On the reversed text, a period after a listed abbreviation (whitespace or the text's start
+    before it: reversed, after it; either ASCII case, as str.lower sees the word's letters) that
+    stays for what follows it (reversed: look-behinds): the prepositive, number and other
+    abbreviations each with its follow test. The number ones' "\s+\(" is variable width: one space
+    is in that pattern; the other, a number abbreviation followed by two whitespace characters, is
+    tested forward."""
     data = _data()
-    pattern = re.compile(rf"\.(?<=[\s.:\-?,]\.)(?=([A-Za-z][A-Za-z.]{{0,{data['longest']}}})(?:\s|\Z))")
-    return pattern, *(frozenset(a[::-1] for a in data[k]) for k in ("abbreviations", "prepositive", "number"))
+
+    def word(kind: Iterable[str]) -> str:
+        return rf"(?={_trie(w[::-1] for w in kind)}(?:\s|\Z))"
+
+    # (first what all of them need: followed by whitespace or . : - ? , and a word of letters and
+    # periods back to whitespace; most periods fail it at once, "a.b", "x. (y.")
+    start = rf"\.(?<=[\s.:\-?,]\.)(?=[A-Za-z][A-Za-z.]{{0,{data['longest']}}}(?:\s|\Z))"
+    prepositive, number = data["prepositive"], data["number"] - data["prepositive"]
+    other = data["abbreviations"] - prepositive - number
+    kept = re.compile(
+        start + r"(?:(?:(?<=\s\.)|(?<=\d:\.))" + word(prepositive)  # \s|:\d
+        + r"|(?<=[\d(]\s\.)" + word(number)  # \s\d|\s\(
+        # [.:\-?,]|\s(?:[a-z]|I[^\S\n]|I'm|I'll|\d|\()
+        + r"|(?:(?<=[.:\-?,]\.)|(?<=[a-z\d(]\s\.)|(?<=[^\S\n]I\s\.)|(?<=m'I\s\.)|(?<=ll'I\s\.))" + word(other) + ")"
+    )
+    return kept, re.compile(r"\.(?<=\s\s\.)" + word(number))
+
+
+_TWO_SPACES_PAREN = re.compile(r"\(\s\s")  # (reversed: "\s\s(" forward)
 
 
 def _abbreviations(text: str) -> str:
     """A period after a listed abbreviation (after whitespace or the line start) stays when what
     follows says so: any whitespace after a title ("Dr."), a number after "No." / "pp.", and
     otherwise punctuation, a lower-case word, "I", a digit or a parenthesis."""
-    word_before, listed_backwards, prepositive, number = _abbreviation_reading()
-    # The word before a period (dotted ones too: "e.g", "Ph.D") back to whitespace, at most one
-    # character longer than the longest abbreviation, is read on the reversed text, where it
-    # follows the period (a look-ahead: each period is read on its own); only the periods whose
-    # word is listed are looked at one by one (a Python step per period cost 15 ms/MB).
+    kept, spaced_number = _abbreviation_reading()
+    # The word before a period (dotted ones too: "e.g", "Ph.D") back to whitespace is read on the
+    # reversed text, where it follows the period (a look-ahead: each period is read on its own, and
+    # the search skips to the next period in C), as is what follows it: one substitution, no Python
+    # per period (a Python step per listed period cost 90 ms/MB on a text of "Mr. Bo said").
     backwards = text[::-1]
-    found = list(word_before.finditer(backwards))
-    listed = map(listed_backwards.__contains__, map(str.lower, map(operator.methodcaller("group", 1), found)))
-    hits = list(itertools.compress(found, listed))
-    if not hits:
-        return text
-    # Then each kind's test of what follows, in C too (a Python step per listed period cost 90 ms/MB
-    # on a text of "Mr. Bo said"): prepositive first, then number, then the others, as one chain.
-    words = list(map(str.lower, map(operator.methodcaller("group", 1), hits)))  # (reversed)
-    last = len(text)
-    after = [last - start for start in map(operator.methodcaller("start"), hits)]  # just after each period
-    pre = list(map(prepositive.__contains__, words))
-    num = list(map(operator.gt, map(number.__contains__, words), pre))  # (a number one that is not prepositive)
-    other = list(map(operator.not_, map(operator.or_, pre, num)))
-    keep: list[int] = []
-    for kind, follows in ((pre, _AFTER_PREPOSITIVE), (num, _AFTER_NUMBER_ABBR), (other, _AFTER_ABBR)):
-        at = list(itertools.compress(after, kind))
-        keep += itertools.compress(at, map(follows.match, itertools.repeat(text), at))
-    if not keep:
-        return text
-    keep.sort()
-    return _DOT.join([text[a:b] for a, b in zip([0, *keep], [k - 1 for k in keep] + [len(text)])])
+    swapped = kept.sub(_DOT, backwards)
+    if _TWO_SPACES_PAREN.search(backwards):  # "No.  (": tested forward, over all at once
+        found = list(map(re.Match.start, spaced_number.finditer(backwards)))
+        last = len(text)
+        after = list(map(operator.sub, itertools.repeat(last), found))  # just after each period
+        at = list(itertools.compress(found, map(_AFTER_NUMBER_ABBR.match, itertools.repeat(text), after)))
+        if at:
+            at.append(last)
+            swapped = _DOT.join(map(swapped.__getitem__, map(slice, [0, *map(operator.add, at, itertools.repeat(1))],
+                                                                at)))
+    return text if swapped is backwards else swapped[::-1]
 
 
 # cheap necessary conditions of the passes they guard (a text of marks and nothing else skips them)
@@ -585,7 +628,9 @@ def _protect_between(text: str) -> str:
     no Python per span."""
     if not _ANY_TERM.search(text):
         return text
-    for rule, opener in _BETWEEN_SPLIT:
+    for rule, opener, closer in _BETWEEN_SPLIT:
+        if closer not in text:  # (every span ends with it: a line of openers never closed skips the scan)
+            continue
         parts = rule.split(text)
         if len(parts) == 1:
             continue
