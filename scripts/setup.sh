@@ -12,7 +12,8 @@ fi
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 stamp="$venv/.ifpo-installed"
-if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; then
+# (again when the compiled Punkt loop's source changed: the editable install builds it in place)
+if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] || [ "$repo/verifiers/_punkt_scan.pyx" -nt "$stamp" ]; then
   echo "[setup] installing ifpo and its dependencies (first run: several minutes, torch is large)"
   python -m pip install --quiet --upgrade pip
   python -m pip install --quiet -e "$repo[dev]"

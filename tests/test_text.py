@@ -123,6 +123,45 @@ def test_phrase_pattern_is_the_pattern_find_phrase_uses():
     assert not pattern.search("NewYorker")
 
 
+def test_phrase_pattern_matches_as_with_its_lookbehind_first():
+    # the former pattern (the lookbehind before the phrase) on random phrases and texts: word and
+    # non-word edges, CJK, case pairs of unequal spelling under IGNORECASE, whitespace runs and every
+    # option; finditer spans compared
+    import random
+    import re
+
+    from ifpo.verifiers import text as text_module
+
+    def former(phrase, *, ignore_case=False, whole_word=True, plurals=False, normalize=True):
+        if normalize:
+            phrase = text_module.normalize_quotes(phrase).strip()
+            body = r"\s+".join(re.escape(part) for part in phrase.split())
+        else:
+            body = re.escape(phrase)
+        if not text_module.has_cjk(phrase):
+            if plurals:
+                body += "(?:e?s)?"
+            word = text_module._LATIN_WORD_CHAR
+            if whole_word and is_latin_word_char(phrase[:1] or " "):
+                body = rf"(?<!{word}){body}"
+            if whole_word and is_latin_word_char(phrase[-1:] or " "):
+                body = rf"{body}(?!{word})"
+        return re.compile(body, re.IGNORECASE if ignore_case else 0)
+
+    rng = random.Random(21)
+    atoms = ["a", "A", "k", "\u212a", "s", "\u017f", "es", "_", "1", "é", "数", "カ", " ", "  ", "\n", "-", ".", "’",
+             "'", "+", "ab", "x y"]
+    for _ in range(6000):
+        phrase = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 4)))
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 14)))
+        options = {"ignore_case": rng.random() < 0.5, "whole_word": rng.random() < 0.8,
+                   "plurals": rng.random() < 0.3, "normalize": rng.random() < 0.7}
+        if options["normalize"] and not phrase.strip():
+            continue
+        want = [m.span() for m in former(phrase, **options).finditer(text)]
+        assert [m.span() for m in phrase_pattern(phrase, **options).finditer(text)] == want, (phrase, text, options)
+
+
 @pytest.mark.parametrize(
     ("ch", "expected"),
     [("a", True), ("Z", True), ("7", True), ("_", True), ("é", True), ("数", False), ("カ", False),
@@ -223,6 +262,27 @@ def test_flatten(text, ignore_case, expected):
 )
 def test_excerpt(text, limit, quote, expected):
     assert excerpt(text, limit, quote=quote) == expected
+
+
+def test_excerpt_squashes_only_a_prefix_with_the_same_result():
+    # the former whole-text squash; texts whose whitespace runs straddle the prefix's edge (4 * limit
+    # + 64 characters), long leading runs, limits 0 and below
+    import random
+
+    def former(text, limit, quote):
+        text = " ".join(text.split())
+        if len(text) > limit:
+            text = text[: max(limit - 1, 0)] + "…"
+        return repr(text) if quote else text
+
+    rng = random.Random(19)
+    atoms = ["a", "bc", " ", "  ", "\n", "\t\t", "\u3000", "é", "'"]
+    for _ in range(6000):
+        limit = rng.choice([-3, 0, 1, 2, 5, 10, 40])
+        text = " " * rng.choice([0, 0, 60, 4 * max(limit, 0) + 63, 4 * max(limit, 0) + 64, 300]) + "".join(
+            rng.choice(atoms) for _ in range(rng.randint(0, 200)))
+        for quote in (True, False):
+            assert excerpt(text, limit, quote=quote) == former(text, limit, quote), (text, limit)
 
 
 @pytest.mark.parametrize(
@@ -536,17 +596,49 @@ PUNKT_CASES = [
     "Wow!\u201d she said. Okay?) Sure.",
     "!" * 300, '!"' * 150 + " Next.", "a.\xa0" * 80 + "B.", "x!)" * 60 + " y", "Dr.\u2003" * 50 + "Smith.",
     "end." + "\xa0e.g." * 40 + " Next", "?!" * 100 + " Then.",
+    'He said "Stop."--and left. \u201cGo!\u201d-- Next. (Yes.)--', 'A. "B."-- c. "Done."--',
 ]
 
 
-@pytest.fixture(scope="module")
-def punkt_pair():
-    """(the FastPunkt punkt_sentences uses, NLTK's tokenizer on the same parameters)."""
+@pytest.fixture(scope="module", params=["compiled", "pure"])
+def punkt_pair(request):
+    """(a FastPunkt, NLTK's tokenizer on the same parameters): the one punkt_sentences uses, whose
+    candidate loop is compiled (verifiers/_punkt_scan.pyx), and one running that loop in Python."""
     from ifpo.verifiers._punkt import FastPunkt
     from ifpo.verifiers.text import _punkt, _punkt_reference
 
     assert isinstance(_punkt(), FastPunkt)
-    return _punkt(), _punkt_reference()
+    if request.param == "compiled":
+        assert _punkt().compiled, "the compiled Punkt loop is not built (see test_punkt_compiled_loop_is_built)"
+        return _punkt(), _punkt_reference()
+    return FastPunkt(_punkt_reference()._params, compiled=False), _punkt_reference()
+
+
+def test_punkt_compiled_loop_is_built():
+    """CI installs with a C compiler, so the compiled loop must be there: without it the sentence
+    checkers still split as NLTK does, in Python, but are over their time budget on dense text."""
+    from ifpo.verifiers._punkt import FastPunkt, _compiled_scan
+    from ifpo.verifiers.text import _punkt, _punkt_reference
+
+    assert _compiled_scan() is not None, "ifpo.verifiers._punkt_scan is not built: reinstall (pip install -e .)"
+    assert _punkt().compiled
+    assert not FastPunkt(_punkt_reference()._params, compiled=False).compiled
+
+
+def test_punkt_compiled_loop_reads_nltks_character_classes():
+    """The compiled loop reads characters instead of running NLTK's patterns: its whitespace is the
+    candidate pattern's (the regex engine's \\s), its non-word characters and closing characters
+    those of NLTK's classes, on every code point."""
+    import regex
+    from ifpo.verifiers.text import _punkt, _punkt_reference
+
+    every = "".join(map(chr, range(0x110000)))
+    lang = _punkt_reference()._lang_vars  # (NLTK's patterns, on the regex engine)
+    scanner = _punkt()._scanner
+    assert set(scanner.whitespace) == set(regex.findall(r"\s", every))
+    assert set(scanner.non_word) == set(regex.findall(lang._re_non_word_chars, every))
+    closers = regex.match(r"\[(?:\\.|[^\]\\])*\]", lang.re_boundary_realignment.pattern).group(0)
+    assert set(scanner.closers) == set(regex.findall(closers, every))
 
 
 def _assert_punkt_equal(fast, reference, text):
@@ -572,7 +664,7 @@ def test_punkt_equals_nltk_on_random_texts(punkt_pair, seed):
     texts = [identity.random_text(rng) for _ in range(600)]
     texts += [identity.random_text(rng, 150, glued=True) for _ in range(100)]  # long glued stretches
     fast, reference = punkt_pair
-    cold = FastPunkt(reference._params)  # decides every context afresh (no shared cache)
+    cold = FastPunkt(reference._params, compiled=fast.compiled)  # decides every context afresh (no shared cache)
     for text in texts:
         # NLTK's tokenize is its spans' slices; FastPunkt's has a path of its own, so check both.
         want = list(reference.span_tokenize(text))
@@ -595,7 +687,7 @@ def test_punkt_runs_of_plain_sentences_equal_nltk(punkt_pair, seed):
 
     identity = bench_modules.load("punkt_identity")
     fast, reference = punkt_pair
-    cold = FastPunkt(reference._params)
+    cold = FastPunkt(reference._params, compiled=False)  # the runs are the Python loop's (asserted below)
     rng = random.Random(100 + seed)
     texts = [identity.random_text(rng) if k % 50 == 0 else identity.run_text(rng) for k in range(1500)]
     assert identity.differences(texts, cold, reference) == []
@@ -634,10 +726,13 @@ def test_punkt_contexts_differing_in_digits_split_as_nltk():
 
     identity = bench_modules.load("punkt_identity")
     reference = _punkt_reference()
-    fast = FastPunkt(reference._params)  # one cache for all: each text after its twin
     texts = identity.digit_shape_texts(60)
-    assert identity.differences(texts, fast, reference) == []
-    assert fast._shapes  # the digit-shape cache served (plain words and numbers)
+    for compiled in (True, False):
+        fast = FastPunkt(reference._params, compiled=compiled)  # one cache for all: each text after its twin
+        assert identity.differences(texts, fast, reference) == []
+        # the digit-shape cache served (plain words and numbers; the compiled loop decides most of
+        # these contexts from their two words, without it)
+        assert fast._shapes or compiled
 
 
 def test_punkt_question_and_exclamation_candidates_break_without_being_read(punkt_pair):
@@ -650,7 +745,7 @@ def test_punkt_question_and_exclamation_candidates_break_without_being_read(punk
 
     identity = bench_modules.load("punkt_identity")
     fast, reference = punkt_pair
-    full = FastPunkt(reference._params)
+    full = FastPunkt(reference._params, compiled=False)  # (the compiled loop has the shortcut built in)
     assert full._bang_breaks
     full._bang_breaks = False
     rng = random.Random(5)
@@ -670,6 +765,43 @@ def test_punkt_question_and_exclamation_candidates_break_without_being_read(punk
         pass
 
     assert not FastPunkt(reference._params, Other())._bang_breaks
+
+
+def test_punkt_word_pairs_split_as_nltk_through_one_cache():
+    """The compiled loop decides "word. next" from the word and, where the model has no facts for the
+    next word, from its first character's case alone (one cache entry per word and case; every number
+    as one word): contexts whose next word is unknown, known to the model in any case, with a period,
+    starting with a digit or with a title-case, caseless or other-script letter, after words whose
+    decision reads the next word (initials, numbers, abbreviations, collocation starts) and after
+    plain words, all through one splitter's caches, split as NLTK splits each."""
+    import itertools
+    import random
+
+    from ifpo.verifiers._punkt import FastPunkt
+    from ifpo.verifiers.text import _punkt_reference
+
+    identity = bench_modules.load("punkt_identity")
+    reference = _punkt_reference()
+    params = reference._params
+    rng = random.Random(8)
+    known = sorted(set(params.ortho_context) | set(params.sent_starters) | {b for _, b in params.collocations})
+    known = [w for w in known if w.isalnum()]
+    firsts = sorted({a for a, _ in params.collocations if a.isalnum()})
+    abbrevs = sorted(w for w in params.abbrev_types if w.isalnum())
+    befores = ["A", "J", "z", "\u00c9", "7", "12", "2024", "\u0661\u0662", "ca", "Mr", "no", "Dr", "x1", "Go", "sale", "word"]
+    befores += firsts + [w.upper() for w in firsts] + rng.sample(abbrevs, 12) + [w.upper() for w in rng.sample(abbrevs, 4)]
+    unknown = ["Zyx", "zyx", "ZYX", "\u01c5ab", "\u00dfab", "\u03a3ab", "\u03c3ab", "\u4e2d\u6587", "\u212aab", "\u0130ab",
+               "9ab", "12", "\u0663", "\u00bdab", "Zyx.", "zyx."]
+    afters = unknown + rng.sample(known, 60)
+    afters += [w.capitalize() for w in rng.sample(known, 30)] + [w.upper() for w in rng.sample(known, 10)]
+    afters += [w + "." for w in rng.sample(known, 20)] + [w.capitalize() + "." for w in rng.sample(known, 30)]
+    pairs = list(itertools.product(befores, afters))
+    rng.shuffle(pairs)
+    texts = [f"{a}. {b}" for a, b in pairs] + [f"x {a}. {b} y." for a, b in pairs[::3]]
+    texts += [" ".join(f"{a}. {b}" for a, b in pairs[k : k + 6]) for k in range(0, len(pairs), 6)]
+    for compiled in (True, False):
+        fast = FastPunkt(params, compiled=compiled)
+        assert identity.differences(texts, fast, reference) == []
 
 
 def test_punkt_sentence_count_is_the_number_of_nltks_sentences(punkt_pair):

@@ -26,6 +26,7 @@ random texts.
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from bisect import bisect_left
 from collections.abc import Mapping
@@ -97,6 +98,24 @@ def _plain_lane(non_word: str, closers: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?:{body}{end})+")
 
 
+def _compiled_scan() -> Any:
+    """The compiled candidate loop's module, or None where it is not built (a source checkout without
+    an install, no C compiler at install) or built from another version of its interface."""
+    try:
+        from ifpo.verifiers import _punkt_scan
+    except ImportError:
+        return None
+    return _punkt_scan if getattr(_punkt_scan, "INTERFACE", None) == _SCAN_INTERFACE else None
+
+
+_SCAN_INTERFACE = 2  # the Scanner arguments and results this module passes and reads
+
+
+def _regex_whitespace_chars() -> str:
+    """Every character of :data:`REGEX_WHITESPACE` (all below U+3001)."""
+    return "".join(re.findall(f"[{REGEX_WHITESPACE}]", "".join(map(chr, range(0x3001)))))
+
+
 def _compiled(pattern: Any) -> Any:
     """The engine's compiled pattern behind NLTK's timeout wrapper (or the pattern itself)."""
     return getattr(pattern, "_rx", pattern)
@@ -105,6 +124,9 @@ def _compiled(pattern: Any) -> Any:
 # What the ``regex`` engine's ``\s`` matches (Unicode White_Space), written out for the stdlib ``re``,
 # whose ``\s`` also takes U+001C..U+001F. tests/test_text.py checks this against every code point.
 REGEX_WHITESPACE = r"\t\n\x0b\x0c\r\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# NLTK's realignment pattern as the compiled loop matches it: its closing characters (a plain class,
+# the one _first_class reads), lazily, then whitespace, "--" or the end.
+_REALIGN_SHAPE = re.compile(r"\[(?:\\.|[^\]\\])*\]\+\?\(\?:\[" + re.escape(REGEX_WHITESPACE) + r"\]\+\|\(\?=--\)\|\$\)")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 # Escapes whose meaning differs between the two engines (besides \s and \S, translated).
 _ENGINE_DEPENDENT = set("wWdDbBAZ0123456789pPNXGKLVM")
@@ -114,9 +136,13 @@ def _first_class(pattern: Any) -> frozenset[str] | None:
     """The characters (or a superset) of the class a pattern starts with; None if it starts otherwise.
 
     NLTK's realignment pattern starts with its closing quotes and brackets: a sentence that starts
-    with none of them is never realigned, so the realignment pass can be skipped.
+    with none of them is never realigned, so the realignment pass can be skipped. (Also NLTK's
+    non-word characters, a class in a group: ``(?:[...])``, for the compiled loop.)
     """
-    m = re.match(r"\[((?:\\.|[^\]\\])*)\]", pattern.pattern)
+    source = pattern if isinstance(pattern, str) else pattern.pattern
+    if source.startswith("(?:[") and source.endswith("])"):
+        source = source[3:-1]
+    m = re.match(r"\[((?:\\.|[^\]\\])*)\]", source)
     if m is None or m.group(1).startswith("^") or "-" in m.group(1):
         return None  # not a plain class (negated, a range, ...): no shortcut
     body = m.group(1)
@@ -165,10 +191,13 @@ class FastPunkt:
 
     ``params`` is anything with NLTK ``PunktParameters``' four attributes (``abbrev_types``,
     ``collocations``, ``sent_starters``, ``ortho_context``); ``lang_vars`` an NLTK
-    ``PunktLanguageVars`` (default: NLTK's, i.e. English-style punctuation).
+    ``PunktLanguageVars`` (default: NLTK's, i.e. English-style punctuation). ``compiled``: run the
+    candidate loop compiled (``verifiers/_punkt_scan.pyx``, built at install where a C compiler is
+    found) or in Python; None (the default): compiled when built, unless the environment sets
+    ``IFPO_PUNKT_PURE=1``. Both give NLTK's sentences (tests/test_text.py runs both).
     """
 
-    def __init__(self, params: Any, lang_vars: Any = None) -> None:
+    def __init__(self, params: Any, lang_vars: Any = None, compiled: bool | None = None) -> None:
         from nltk.tokenize.punkt import PunktLanguageVars, PunktToken
 
         if lang_vars is None:
@@ -238,13 +267,37 @@ class FastPunkt:
         self._decisions: dict[str, bool] = {}
         self._before: dict[str, tuple[bool, bool, str, bool]] = {}
         self._after: dict[str, tuple[str, bool, bool | str, bool, bool]] = {}
+        # The compiled candidate loop (verifiers/_punkt_scan.pyx), for NLTK's own language variables
+        # (the candidate pattern it reads the characters for), when built and not turned off.
+        self._scanner: Any = None
+        if compiled is None:
+            compiled = os.environ.get("IFPO_PUNKT_PURE", "") in ("", "0")
+        non_word = getattr(lang_vars, "_re_non_word_chars", "")
+        if (compiled and self._lane_run is not None
+                and lang_vars._period_context_fmt == PunktLanguageVars._period_context_fmt
+                and re.fullmatch(r"\(\?:\[(?:\\.|[^\]\\])*\]\)", non_word)
+                and (non_word_chars := _first_class(non_word)) is not None
+                and _REALIGN_SHAPE.fullmatch(self._realign.pattern)):
+            scan = _compiled_scan()
+            if scan is not None:
+                known = frozenset(self._ortho) | self._starters | {second for _, second in self._collocations}
+                self._scanner = scan.Scanner(
+                    _regex_whitespace_chars(), "".join(sorted(non_word_chars)), "".join(sorted(self._closers)),
+                    self._decisions, self._decide, self._period_break, self._abbrevs, self._collocation_firsts, known, _CACHE_LIMIT)
 
     # -- public API -------------------------------------------------------------------------
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the compiled candidate loop runs (see the constructor)."""
+        return self._scanner is not None
 
     def clear_caches(self) -> None:
         """Forget every cached decision and per-word fact (they are keyed by the texts seen)."""
         for cache in (self._decisions, self._shapes, self._before, self._after):
             cache.clear()
+        if self._scanner is not None:
+            self._scanner.clear()
 
     def tokenize(self, text: str, realign_boundaries: bool = True) -> list[str]:
         """The sentences of ``text`` (``PunktSentenceTokenizer.tokenize``)."""
@@ -252,6 +305,12 @@ class FastPunkt:
             # No candidate: one sentence up to the trailing whitespace (none if that is all).
             end = len(text.rstrip())
             return [text[:end]] if end or not realign_boundaries else []
+        if self._scanner is not None and realign_boundaries:
+            out = self._scanner.slices(text, True, True)
+            if out is None:
+                end = len(text.rstrip())
+                return [text[:end]] if end else []
+            return out
         slices, closer_after_break = self._slices(text, realign=realign_boundaries)
         if not realign_boundaries or closer_after_break:
             return [text[a:b] for a, b in self._finished(text, slices, realign_boundaries, closer_after_break)]
@@ -346,6 +405,9 @@ class FastPunkt:
         needs no end at the slice's, and a slice that ends at a candidate stays non-empty; for
         language variables whose closing characters are not known, the second flag says the slices
         are raw and :meth:`_realigned` is to run. ``first``: the text's first candidate, if known."""
+        if self._scanner is not None:
+            out = self._scanner.slices(text, realign, False)
+            return (out if out is not None else [(0, len(text.rstrip()))]), False
         out: list[Any] = []
         last_break = 0
         closer_after_break = False
@@ -473,16 +535,24 @@ class FastPunkt:
                 moved_at, moved_end, moved_break = len(out), b, last_break
                 b, last_break = closers_back(text, last_break, b)
             out.append((a, b))
+        return self._last_slice(text, out, last_break, moved_at, moved_end, moved_break), closer_after_break
+
+    def _last_slice(self, text: str, out: list[Any], last_break: int, moved_at: int, moved_end: int,
+                    moved_break: int) -> list[Any]:
+        """``out`` with the last slice appended (from ``last_break`` to the text's end without trailing
+        whitespace), after the last break's realignment is redone where it is that slice's start
+        (``moved_*``: the index, end and break of the last slice whose break was followed by a closing
+        character, -1 if none)."""
         end = len(text.rstrip())
         if moved_at >= 0 and moved_at == len(out) - 1:
             # The last break was followed by a closing character, matched with the whole text as the
             # string; NLTK matches the last slice up to its end, the text's without its trailing
             # whitespace (which counts U+001C..U+001F, unlike the pattern's): matched again so.
-            b, last_break = (closers_back(text, moved_break, moved_end, end) if moved_break < end
+            b, last_break = (self._closers_back(text, moved_break, moved_end, end) if moved_break < end
                              else (moved_end, moved_break))
             out[-1] = (out[-1][0], b)
         out.append((last_break, end))
-        return out, closer_after_break
+        return out
 
     def _closers_back(self, text: str, at: int, end: int, stop: int | None = None) -> tuple[int, int]:
         """NLTK's realignment of the slice starting at ``at`` (after a break whose slice ends at
