@@ -163,9 +163,8 @@ def _former_abbreviations(text: str) -> str:
     return _sbd._splice(text, keep)
 
 
-_FORMER_LIST_MARKER = re.compile(
-    r"[.)](?<=[0-9a-z][.)])(?:(?<=(?<![^\s\-⁃])\d[.)])|(?<=(?<![^\s\-⁃])\d\d[.)])|(?<=(?<!\S)[a-z]\.)|(?<=\d\))"
-    r"|(?<=[a-z]\)))"
+_FORMER_LIST_MARKER = re.compile(  # (every look-behind at every period; a digit is any decimal one)
+    r"(?:\)(?<=[0-9a-z]\))|\.(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.)))"
 )
 
 
@@ -204,7 +203,8 @@ ABBREVIATIONS = ["Dr", "dr", "No", "pp", "e.g", "Ph.D", "U.S", "etc", "vs", "St"
 # one listed word of each kind (other, prepositive, number) and each thing their follow tests read
 FOLLOWS = ["etc", "Inc", "e.g", "Dr", "No", "pp", "x", " ", "\n", "\t", ".", " I'm", " I'll", " I ", " I\n", " I", ":5", ":", " (",
            "  (", "\n(", " 5", " a", " B", "?", ",", "-", "I'm", "'"]
-MARKERS = ["a", "z", "A", "1", "9", "12", ".", ")", "(", " ", "\t", "\n", "-", "⁃", "i", "iv", "_", "é", "\u3000"]
+MARKERS = ["a", "z", "A", "1", "9", "12", ".", ")", "(", " ", "\t", "\n", "-", "⁃", "i", "iv", "_", "é", "\u3000", "\u0663",
+           "\u0663\u0663", "[", "x."]
 LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u3000", "\x1f", "b."]
 
 CASES = [
@@ -237,6 +237,16 @@ def test_pass_equals_its_former_form_on_random_texts(name, former, current, piec
 def test_pass_equals_its_former_form_on_bench_shapes(name, former, current, pieces):
     for shape, text in bench_modules.load("checker_scaling").shapes(20_000).items():
         assert former(text) == current(text), (name, shape)
+
+
+@pytest.mark.parametrize("name, sep", [("_NO_ALNUM_PIECE", "\x00"), ("_NO_ALNUM_PIECE_PUA", "\ue000"),
+                                       ("_WORDLESS_LINE", "\n")])
+def test_wordless_patterns_equal_their_backtracking_form(name, sep):
+    # the possessive repeats find the pieces / lines the backtracking ones found
+    former = re.compile(re.escape(sep) + rf"[^\w{sep}]*(?:_[^\w{sep}]*)*(?={re.escape(sep)}|\Z)")
+    current = getattr(_sbd, name)
+    for text in _texts([sep, sep, "_", "__", "a", "1", "é", "中", ".", "!", " ", "\t", "-", "\ue003"], 6000, seed=15):
+        assert current.sub("", sep + text) == former.sub("", sep + text), repr(text)
 
 
 # --- other text passes rewritten the same way ------------------------------------------------------

@@ -321,9 +321,12 @@ _READ = re.compile(
 # after a space, a dash or the line start; "a." after a space or the start; "a)" "iv)" "(b)";
 # "3)" anywhere): a line needs two before its list rules can fire
 # (a ")" after a digit or letter is always one; a "." is one after a digit or two with whitespace, a
-# dash or the line start before, or after a letter with whitespace or the line start before)
+# dash or the line start before, or after a letter with whitespace or the line start before; what
+# all of those need, a digit or letter after one of those or a digit, or at the text's start, is
+# looked at first: one look-behind turns away most periods, "x.", "[x.", "a.b")
 _LIST_MARKER = (
-    r"(?:\)(?<=[0-9a-z]\))|\.(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.)))"
+    r"(?:\)(?<=[0-9a-z]\))|\.(?:(?<=[\s\-⁃\d][\da-z]\.)|(?<=^[\da-z]\.))"
+    r"(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.)))"
 )
 _LIST_PAIR = re.compile(_LIST_MARKER + r"[^\n]*?" + _LIST_MARKER)  # two on one line
 
@@ -692,9 +695,11 @@ _BLANK_LINES = re.compile(r"\n\n+")
 _ALNUM = re.compile(r"[^\W_]")  # a letter or digit (str.isalnum)
 # a whole piece (between separators) with no letter or digit, and the separator after it
 # (matched from the separator before it: the text gets one in front first)
-# (a class repeat, with the rare "_" unrolled: an alternation inside a repeat is slow in sre)
-_NO_ALNUM_PIECE = re.compile(r"\x00[^\w\x00]*(?:_[^\w\x00]*)*(?=\x00|\Z)")
-_NO_ALNUM_PIECE_PUA = re.compile(r"\ue000[^\w\ue000]*(?:_[^\w\ue000]*)*(?=\ue000|\Z)")
+# (a class repeat, with the rare "_" unrolled: an alternation inside a repeat is slow in sre; the
+# repeats possessive: the class holds no "_", so a piece is read one way only, and where a letter
+# ends the run the match fails at once instead of backing off over it)
+_NO_ALNUM_PIECE = re.compile(r"\x00[^\w\x00]*+(?:_[^\w\x00]*+)*+(?=\x00|\Z)")
+_NO_ALNUM_PIECE_PUA = re.compile(r"\ue000[^\w\ue000]*+(?:_[^\w\ue000]*+)*+(?=\ue000|\Z)")
 
 
 def _opener_candidates(lined: str, opener: str) -> list[int]:
@@ -771,7 +776,7 @@ def _settle_openers(masked: str) -> str:
 
 
 # a line with no letter or digit, from the line break before it (the text gets one in front)
-_WORDLESS_LINE = re.compile(r"\n[^\w\n]*(?:_[^\w\n]*)*(?=\n|\Z)")
+_WORDLESS_LINE = re.compile(r"\n[^\w\n]*+(?:_[^\w\n]*+)*+(?=\n|\Z)")  # (possessive: as _NO_ALNUM_PIECE)
 
 
 def _without_wordless_lines(masked: str) -> str:
