@@ -108,7 +108,7 @@ def _compiled_scan() -> Any:
     return _punkt_scan if getattr(_punkt_scan, "INTERFACE", None) == _SCAN_INTERFACE else None
 
 
-_SCAN_INTERFACE = 2  # the Scanner arguments and results this module passes and reads
+_SCAN_INTERFACE = 3  # the Scanner arguments and results this module passes and reads
 
 
 def _regex_whitespace_chars() -> str:
@@ -306,7 +306,7 @@ class FastPunkt:
             end = len(text.rstrip())
             return [text[:end]] if end or not realign_boundaries else []
         if self._scanner is not None and realign_boundaries:
-            out = self._scanner.slices(text, True, True)
+            out = self._scanner.slices(text, True, 1)
             if out is None:
                 end = len(text.rstrip())
                 return [text[:end]] if end else []
@@ -334,6 +334,8 @@ class FastPunkt:
         first = self._candidates.search(text)
         if first is None:
             return 1 if text.rstrip() else 0  # _slices' one slice, kept by span_tokenize when not empty
+        if self._scanner is not None:
+            return self._scanner.slices(text, True, 2)
         if self._closers is not None and self._candidates.search(text, first.start() + 1) is None:
             return self._count_one(text, first)
         slices, closer_after_break = self._slices(text, first)
@@ -406,7 +408,7 @@ class FastPunkt:
         language variables whose closing characters are not known, the second flag says the slices
         are raw and :meth:`_realigned` is to run. ``first``: the text's first candidate, if known."""
         if self._scanner is not None:
-            out = self._scanner.slices(text, realign, False)
+            out = self._scanner.slices(text, realign, 0)
             return (out if out is not None else [(0, len(text.rstrip()))]), False
         out: list[Any] = []
         last_break = 0

@@ -26,7 +26,7 @@ from cpython.unicode cimport (Py_UNICODE_ISALNUM, Py_UNICODE_ISDIGIT, Py_UNICODE
                               Py_UNICODE_ISUPPER)
 
 # FastPunkt checks this against its own before it uses the module (a stale build is not used).
-INTERFACE = 2
+INTERFACE = 3
 
 # Keys of the word after a period for a word the model does not know: only its first character's
 # case reaches the decision then (no word is spelled with a NUL).
@@ -208,16 +208,17 @@ cdef class Scanner:
                 return k
         return -1
 
-    def slices(self, str text, bint realign, bint strings):
-        """FastPunkt._slices: the sentence slices as ``(start, end)`` tuples, the last one possibly
-        empty (None when the text has no candidate); or with ``strings``, the sentences themselves, an
-        empty last one left out (FastPunkt.tokenize)."""
+    def slices(self, str text, bint realign, int mode):
+        """None when the text has no candidate; else, by ``mode``: 0, FastPunkt._slices' sentence
+        slices as ``(start, end)`` tuples, the last one possibly empty; 1, the sentences themselves, an
+        empty last one left out (FastPunkt.tokenize); 2, their number (FastPunkt.count)."""
         cdef Py_ssize_t n = len(text)
         cdef Py_ssize_t s, i, start = 0, a, b, after_end = 0, next_start = -1, moved_after = 0
         cdef Py_ssize_t prev_stop, prev_start, prev_after, prev_next, end
         cdef Py_ssize_t last_break = 0, moved_at = -1, moved_start = 0, moved_end = -1, moved_break = -1
         cdef list out = []
-        cdef bint last = False
+        cdef bint last = False, strings = mode == 1, counting = mode == 2
+        cdef Py_ssize_t breaks = 0
         s = self._find(text, n, 0, &after_end, &next_start)
         if s < 0:
             return None
@@ -249,11 +250,13 @@ cdef class Scanner:
                 b = prev_stop + 1
                 last_break = prev_next if prev_next >= 0 else b
                 if realign and text[last_break] in self.closers:
-                    moved_at, moved_start, moved_end, moved_break = len(out), a, b, last_break
+                    moved_at, moved_start, moved_end, moved_break = breaks, a, b, last_break
                     i = self._closers_back(text, last_break, n, &moved_after)
                     if i >= 0:
                         b, last_break = i, moved_after
-                out.append(text[a:b] if strings else (a, b))
+                breaks += 1
+                if not counting:
+                    out.append(text[a:b] if strings else (a, b))
             if last:
                 break
             prev_start = start
@@ -265,13 +268,16 @@ cdef class Scanner:
         end = n
         while end > 0 and Py_UNICODE_ISSPACE(text[end - 1]):
             end -= 1
-        if moved_at >= 0 and moved_at == len(out) - 1:
+        if moved_at >= 0 and moved_at == breaks - 1:
             b, last_break = moved_end, moved_break
             if moved_break < end:
                 i = self._closers_back(text, moved_break, end, &moved_after)
                 if i >= 0:
                     b, last_break = i, moved_after
-            out[moved_at] = text[moved_start:b] if strings else (moved_start, b)
+            if not counting:
+                out[moved_at] = text[moved_start:b] if strings else (moved_start, b)
+        if counting:
+            return breaks + (last_break < end)
         if not strings:
             out.append((last_break, end))
         elif last_break < end:
