@@ -59,6 +59,67 @@ def former_scorer_json_where(text: str) -> tuple[Any, str]:
     return None, ""
 
 
+def former_first_balanced_block(text: str) -> str | None:
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return None
+    start = min(starts)
+    opening = text[start]
+    closing = "}" if opening == "{" else "]"
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == opening:
+            depth += 1
+        elif ch == closing:
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return None
+
+
+_FORMER_MARKER = re.compile(r"^(?:\d+[.)]|[-*•])\s+")
+_FORMER_COMMAS = re.compile(r"\s*[,，]\s*")
+
+
+def former_list_like_items(text: str):
+    parsed = v._scorer_json(text)
+    if isinstance(parsed, list):
+        return [e for e in (v._scalar_text(x) for x in parsed) if e], "JSON array"
+    lines = v._lines(text)
+    marked = [_FORMER_MARKER.sub("", ln, count=1).strip() for ln in lines if _FORMER_MARKER.search(ln)]
+    if marked and (len(lines) > 1 or len(marked) > 1):
+        return [m for m in marked if m], "list items"
+    stripped = text.strip()
+    if stripped and "\n" not in stripped:
+        matches = list(v._VIF_INLINE.finditer(stripped))
+        if len(matches) >= 2 and matches[0].group(1).startswith("1"):
+            ends = [m.start() for m in matches[1:]] + [len(stripped)]
+            segments = [stripped[m.start(1) : end].strip() for m, end in zip(matches, ends)]
+            items = [it for it in (v._VIF_NUMBER_HEAD.sub("", seg, count=1).strip() for seg in segments) if it]
+            if len(items) >= 2:
+                return items, "inline numbering"
+    body = lines
+    while len(body) > 1 and body[0].endswith((":", "：")):
+        body = body[1:]
+    if body and all("," in ln or "，" in ln for ln in body):
+        items = [part.strip() for ln in body for part in _FORMER_COMMAS.split(ln) if part.strip()]
+        if items:
+            return items, "comma-separated entries"
+    if re.fullmatch(r"\d+", stripped):
+        return v._Numbered(int(stripped)), "a bare count"
+    return body, "lines"
+
+
 def former_normalized_value_format(response: str, params: dict) -> Check:
     text = v._target(response)
     if not text:
@@ -334,6 +395,80 @@ def test_scorer_json_reads_the_candidates_lazily_with_the_same_result():
     texts = ['{"a": 1}', "```json\n[1]\n```", "x {1} [2]", '{"a": "}"} tail', *_texts(rng, _JSONISH, 4000, 12)]
     for text in texts:
         assert v._scorer_json_where(text) == former_scorer_json_where(text), repr(text)
+
+
+def test_first_balanced_block_equals_the_character_loop():
+    # strings (escapes, an escaped quote, a backslash last, one never closed), both bracket kinds,
+    # and long texts whose closing bracket falls at, before and after a scan chunk's edge, with
+    # strings before it (the block is cut from the text, strings included)
+    rng = random.Random(16)
+    atoms = ["{", "}", "[", "]", '"', "\\", "a", " ", "\n", '\\"', "{}", "[]", '"x"', '"}"', '"\\\\"', "中", ":"]
+    texts = ['{"a": "}"} tail', '["\\"]"]', '{"a\\', '{"', "x[1, [2]] {3}", *_texts(rng, atoms, 20000, 20)]
+    chunk = v._SCAN_CHUNK
+    for n in (chunk - 3, chunk - 2, chunk - 1, chunk, chunk + 1, 2 * chunk - 1):
+        texts += ["{" + "a" * (n - 1) + "}x}", '{"q\\"}"' + "a" * (n - 7) + "}}", "[" + "[]" * (n // 2) + "]" + "]",
+                  "{" + '"s"' * 9 + "{" * n + "}" * n + "}", "{" + "{" * n + '"' + "}" * (n + 1)]
+    for text in texts:
+        assert v._first_balanced_block(text) == former_first_balanced_block(text), repr(text[:80])
+
+
+def test_bare_word_pattern_matches_as_the_lookbehind_first_one():
+    # phrase mentions and keyword counts: needles with word and non-word edges ("C++", ".x"), case
+    # pairs of unequal spelling under IGNORECASE (K / Kelvin sign, s / long s, I / dotted I), kana and
+    # digits as word characters; search and findall (counts of non-overlapping matches) alike
+    rng = random.Random(17)
+    atoms = ["a", "A", "b", "k", "\u212a", "s", "\u017f", "i", "I", "\u0130", "+", ".", " ", "_", "1", "\u3042", "-",
+             "C++", "ab", "a b", "\n"]
+    pairs = [("a\nb", "xa\nb a\nb"), ("C++", "xC++ C++"), ("\u212a", "k K \u212a")]
+    for _ in range(20000):
+        needle = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 4))).strip() or "a"
+        pairs.append((needle, "".join(rng.choice(atoms) for _ in range(rng.randint(0, 16)))))
+    for needle, hay in pairs:
+        for flags in (0, re.IGNORECASE):
+            former = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)", flags)
+            new = re.compile(v._bare_word(needle), flags)
+            assert [m.span() for m in new.finditer(hay)] == [m.span() for m in former.finditer(hay)], (needle, hay)
+
+
+def _listed(found):
+    items, how = found
+    return list(items[:50]) if isinstance(items, v._Numbered) else list(items), how
+
+
+def test_list_like_items_equal_the_former_line_loops():
+    # markers with every kind of whitespace after them (line ends of every kind too), intro lines
+    # ending with ":" (all of them, the last kept), commas of both kinds with spaces around them
+    rng = random.Random(18)
+    atoms = ["1.", "2)", "-", "*", "•", "+", " ", "\t", "\u3000", "\x85", "\u2028", "\r\n", "\n", "\n", "a", "b c",
+             ":", "：", ",", "，", " , ", "0", "12", "[", "]", '"x"', "happy", "\x1c", "\x0b"]
+    texts = ["", "a:", "a:\nb:", "a:\nb:\nc, d", "- a\n- b", "1.\nx", "-\u3000a", "3", "a , , b", ":\n:\n1, 2",
+             *_texts(rng, atoms, 20000, 14)]
+    for text in texts:
+        assert _listed(v._list_like_items(text)) == _listed(former_list_like_items(text)), repr(text)
+
+
+def test_word_count_equals_substituting_han_and_translating():
+    # Han of each block and its edges, kana, Hangul, digits, "_", every fold character, joiners at
+    # word edges and doubled, whitespace of several kinds
+    rng = random.Random(20)
+    han = ["\u3400", "\u4dbf", "\u4e00", "\u9fff", "\uf900", "\ufaff", "\u33ff", "\u4dc0", "\ufb00"]
+    atoms = [*han, "\u3042", "\uac00", "a", "Z", "3", "_", "-", "'", "--", "''", " ", "\n", "\u3000", "\t", "é",
+             "’", "‘", "‛", "`", "´", "–", "—", "－", "‐", "‑", "‒", ".", "\u0301"]
+    former_fold = str.maketrans({"’": "'", "‘": "'", "‛": "'", "`": "'", "´": "'", "–": "-", "—": "-",
+                                 "－": "-", "‐": "-", "‑": "-", "‒": "-"})
+    word = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+    former_han = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+    for text in ["它是cat和dog", "안녕하세요 세계", "3.5", "don't", *_texts(rng, atoms, 20000, 16)]:
+        former = len(word.findall(former_han.sub(" ", squash_whitespace(text).translate(former_fold))))
+        assert v._count_words(text) == former, repr(text)
+
+
+def test_single_quoted_segments_match_as_with_the_lookbehind_first():
+    rng = random.Random(22)
+    former = re.compile(r"(?<!\w)'([^'\n]+)'(?!\w)")
+    for text in ["'a' b'c' 'd'e", *_texts(rng, ["'", "a", " ", "\n", "_", "é", "数", "''", ".", "1"], 20000, 14)]:
+        assert v._SINGLE_QUOTED.findall(text) == former.findall(text), repr(text)
+        assert [m.span() for m in v._SINGLE_QUOTED.finditer(text)] == [m.span() for m in former.finditer(text)]
 
 
 _VALUE_ATOMS = ["1.5 s", "2.0 s", "top", "TOP", "left", "x", ";", "；", "\n", "\n\n", " ", ",", "[", "]", "{",
