@@ -151,7 +151,7 @@ def test_phrase_pattern_matches_as_with_its_lookbehind_first():
     rng = random.Random(21)
     atoms = ["a", "A", "k", "\u212a", "s", "\u017f", "es", "_", "1", "é", "数", "カ", " ", "  ", "\n", "-", ".", "’",
              "'", "+", "ab", "x y"]
-    for _ in range(6000):
+    for _ in range(800):  # (each compile of the CJK-excluding class costs ~2 ms)
         phrase = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 4)))
         text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 14)))
         options = {"ignore_case": rng.random() < 0.5, "whole_word": rng.random() < 0.8,

@@ -132,7 +132,10 @@ def excerpt(text: str, limit: int = 40, *, quote: bool = True) -> str:
     >>> excerpt("short", quote=False)
     'short'
     """
-    text = squash_whitespace(text)
+    # A prefix's squashed form is a prefix of the whole text's: when one already runs past the limit,
+    # the rest of a long response (a whole 1 MB answer as one entry) need not be squashed.
+    head = squash_whitespace(text[: 4 * max(limit, 0) + 64])
+    text = head if len(head) > limit else squash_whitespace(text)
     if len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return repr(text) if quote else text
@@ -203,7 +206,10 @@ def phrase_pattern(
         if plurals:
             body += "(?:e?s)?"
         if whole_word and is_latin_word_char(phrase[:1] or " "):
-            body = rf"(?<!{_LATIN_WORD_CHAR}){body}"
+            # the lookbehind after the first character (a word character, which re.escape keeps as
+            # it is), looking back past it: the same matches, and a search skips from one first
+            # character to the next instead of trying the lookbehind at every position
+            body = rf"{body[0]}(?<!{_LATIN_WORD_CHAR}[\s\S]){body[1:]}"
         if whole_word and is_latin_word_char(phrase[-1:] or " "):
             body = rf"{body}(?!{_LATIN_WORD_CHAR})"
     return re.compile(body, re.IGNORECASE if ignore_case else 0)
