@@ -164,7 +164,7 @@ def _former_abbreviations(text: str) -> str:
 
 
 _FORMER_LIST_MARKER = re.compile(  # (every look-behind at every period; a digit is any decimal one)
-    r"(?:\)(?<=[0-9a-z]\))|\.(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.)))"
+    r"(?:\)(?<=[\da-z]\))|\.(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.)))"
 )
 
 
@@ -312,3 +312,27 @@ def test_lines_of_unclosed_openers_are_protected_as_before(unit):
     text = unit * 2000
     assert _sbd._protect_between(text) == _former_protect_between(text)
     assert _sbd.split_lines_into_sentences(unit * 100_000)  # quadratic before: minutes
+
+
+# --- list items numbered in other decimal digits ---------------------------------------------------
+
+@pytest.mark.parametrize("text, sentences", [
+    # pysbd's \d{1,2} reads them and int() takes them: the item counts for its neighbours, but no
+    # break is put at it (stock pysbd's sentences, each)
+    ("a. b. \u0663) x", ["a.", "b. \u0663) x"]),
+    ("x a. b. 1) \u0663) y", ["x", "a.", "b. 1) \u0663) y"]),
+    ("Do 1) this \u0662) that 3) other", ["Do", "1) this \u0662) that", "3) other"]),
+    ("Do \u0661) this 2) that 3) other", ["Do \u0661) this", "2) that", "3) other"]),
+    ("a \u0663\u0663) b 34) c", ["a \u0663\u0663) b 34) c"]),
+    # (such an item is a list marker: a line with it and one other is read for lists)
+    ("Do \u0661\u0662) this 13) that", ["Do \u0661\u0662) this", "13) that"]),
+])
+def test_parenthesised_items_in_other_digits(text, sentences):
+    # int('') raised ValueError here before: split_sentences failed on such a line
+    assert _sbd.split_lines_into_sentences(text) == sentences
+
+
+def test_lines_of_parenthesised_items_in_any_digits_split():
+    for text in _texts(["1) ", "2) ", "\u0661) ", "\u0662) ", "\u0663\u0663) ", "a. ", "b. ", "x", "\u0663", " ", "\n"], 3000,
+                       seed=16, longest=12):
+        assert isinstance(_sbd.split_lines_into_sentences(text), list)

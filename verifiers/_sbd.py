@@ -320,12 +320,13 @@ _READ = re.compile(
 # what a list marker ends with, after what pysbd's list expressions allow before it ("1." "12."
 # after a space, a dash or the line start; "a." after a space or the start; "a)" "iv)" "(b)";
 # "3)" anywhere): a line needs two before its list rules can fire
-# (a ")" after a digit or letter is always one; a "." is one after a digit or two with whitespace, a
-# dash or the line start before, or after a letter with whitespace or the line start before; what
-# all of those need, a digit or letter after one of those or a digit, or at the text's start, is
-# looked at first: one look-behind turns away most periods, "x.", "[x.", "a.b")
+# (a ")" after a digit (any decimal one: pysbd's \d) or letter is always one; a "." is one after a
+# digit or two with whitespace, a dash or the line start before, or after a letter with whitespace
+# or the line start before; what all of those need, a digit or letter after one of those or a
+# digit, or at the text's start, is looked at first: one look-behind turns away most periods, "x.",
+# "[x.", "a.b")
 _LIST_MARKER = (
-    r"(?:\)(?<=[0-9a-z]\))|\.(?:(?<=[\s\-⁃\d][\da-z]\.)|(?<=^[\da-z]\.))"
+    r"(?:\)(?<=[\da-z]\))|\.(?:(?<=[\s\-⁃\d][\da-z]\.)|(?<=^[\da-z]\.))"
     r"(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.)))"
 )
 _LIST_PAIR = re.compile(_LIST_MARKER + r"[^\n]*?" + _LIST_MARKER)  # two on one line
@@ -415,8 +416,16 @@ def _line_lists(line: str, base: int, breaks: set[int]) -> str:
             for rule in _LIST_SPACING:
                 breaks.update(base + x.start() for x in rule.finditer(marked_line))
     # numbered lists with parentheses ("1) one 2) two"): a break at the whitespace before an item
-    numbers = [(int(line[_digits_before(line, m.start()):m.start()]), _digits_before(line, m.start()))
-               for m in _NUMBER_PAREN.finditer(line)]
+    numbers = []
+    for m in _NUMBER_PAREN.finditer(line):
+        k = _digits_before(line, m.start())
+        if k == m.start():  # other decimal digits only ("٣) "): pysbd's \d{1,2} reads them, int() too,
+            # so the item counts for its neighbours; its break is never put (pysbd's substitution
+            # compares the item's text with str() of its number)
+            k = m.start() - (2 if m.start() > 1 and line[m.start() - 2].isdecimal() else 1)
+            numbers.append((int(line[k:m.start()]), -1))
+        else:
+            numbers.append((int(line[k:m.start()]), k))
     if len(numbers) > 1:
         keep_n = _consecutive([n for n, _ in numbers])
         for n, i in numbers:
