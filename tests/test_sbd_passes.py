@@ -249,6 +249,19 @@ def test_wordless_patterns_equal_their_backtracking_form(name, sep):
         assert current.sub("", sep + text) == former.sub("", sep + text), repr(text)
 
 
+QUOTES = [" '", "'", "'a", "'B", "'.", "' ", "a", "B", " ", "\n", "\t", ".", "!", "\u0238", "’"]
+
+
+def test_single_quote_patterns_equal_their_former_forms():
+    # the span: as pysbd's alternation inside a repeat found it; the leading-apostrophe test: found
+    # exactly where it was
+    span = re.compile(r"'(?<=[^\S\n]')(?:[^'\n]|'[a-zA-Z])*'")
+    leading = re.compile(r"'(?<=\s')(?:[^'\n]|'[a-zA-Z])*'\S")
+    for text in _texts(QUOTES, 6000, seed=17):
+        assert [m.span() for m in _sbd._SINGLE_QUOTED_ANY_LINE.finditer(text)] == [m.span() for m in span.finditer(text)]
+        assert bool(_sbd._LEADING_APOSTROPHE_WORD.search(text)) == bool(leading.search(text)), repr(text)
+
+
 # --- other text passes rewritten the same way ------------------------------------------------------
 
 def _former_nonblank_lines(text: str) -> list[str]:
