@@ -1206,12 +1206,19 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     tag_or_strip = "".join(set(_TAG_ONLY_STRIP).union(*tags))
     firsts = "".join(map(operator.itemgetter(0), raw))
     others = [m.start() for m in re.finditer("[" + re.escape("".join(sorted(special))) + "]", firsts)]
-    # of those, only a unit that starts with a tag or "#", or has nothing but stripped and tag
-    # characters, can be other than kept as it is (found in C: a quote or a mark starts many units)
+    # of those, only a unit that starts with a tag or "#", or is nothing but tags and stripped
+    # characters, can be other than kept as it is (found in C: a quote or a mark starts many units,
+    # and on "[x. " lines every unit is made of tag characters: the removals are made there too, in
+    # the loop's order)
     candidates = list(map(raw.__getitem__, others))
+    maybe_tag_only = list(map(operator.not_, map(str.strip, candidates, itertools.repeat(tag_or_strip))))
+    rests = list(itertools.compress(candidates, maybe_tag_only))
+    for t in tags:
+        rests = list(map(str.replace, rests, itertools.repeat(t), itertools.repeat("")))
+    tag_only = iter(map(operator.not_, map(str.strip, rests, itertools.repeat(_TAG_ONLY_STRIP))))
+    tag_only_flags = [next(tag_only) if maybe else False for maybe in maybe_tag_only]
     others = list(itertools.compress(others, map(
-        operator.or_, map(str.startswith, candidates, itertools.repeat((*starts, "#"))),
-        map(operator.not_, map(str.strip, candidates, itertools.repeat(tag_or_strip))))))
+        operator.or_, map(str.startswith, candidates, itertools.repeat((*starts, "#"))), tag_only_flags)))
     done = 0
     for i in others:
         units += raw[done:i]
