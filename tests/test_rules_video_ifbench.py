@@ -1263,3 +1263,43 @@ def test_verbatim_verdicts_on_unicode_texts_equal_the_one_segment_at_a_time_read
         finally:
             v._speech_norms, v._segments_equal, v._drop_punctuation = norms, equal, drop
         assert (got.passed, got.reason) == (reference.passed, reference.reason), text
+
+
+def _matching_values_loop(items, values, patterns, ignore_case, full):
+    """normalized_value_format's former value loop (one verdict per distinct value, a Python step each)."""
+    tests = [p.fullmatch if full else p.search for p in patterns]
+    verdict, unmatched = {}, []
+    for item in items:
+        ok = verdict.get(item)
+        if ok is None:
+            ok = (item.lower() if ignore_case else item) in values
+            if not ok:
+                ok = any(test(item) for test in tests)
+            verdict[item] = ok
+        if not ok:
+            unmatched.append(item)
+    return len(items) - len(unmatched), unmatched[:3]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_normalized_value_format_matching_equals_the_former_loop(seed):
+    """The values are matched over all distinct values at once (map/compress); the count of matching
+    values and the first three that match nothing, in order, are the former per-value loop's, on random
+    values (repeated, cased, with and without the patterns' digits), values and patterns, either case
+    rule and either match rule."""
+    import random
+    import re
+
+    from ifpo.verifiers.rules.video_ifbench import _matching_values
+
+    rng = random.Random(seed)
+    atoms = ["top", "Top", "LEFT", "left", "1.5 s", "12.0 s", "x", "", "0:05", "a1", "TOP ", "é", "İ"]
+    for _ in range(300):
+        items = [rng.choice(atoms) + rng.choice(["", "", "s", "1"]) for _ in range(rng.randint(0, 30))]
+        ic, full = rng.random() < 0.5, rng.random() < 0.5
+        values = {v.lower() if ic else v for v in rng.sample(atoms, rng.randint(0, 4))}
+        flags = re.IGNORECASE if ic else 0
+        patterns = [re.compile(p, flags) for p in rng.sample([r"\d+\.\d s", r"top", r"^[a-z]+$", r"\d", r"é"],
+                                                             rng.randint(0, 3))]
+        assert _matching_values(items, values, patterns, ic, full) == \
+            _matching_values_loop(items, values, patterns, ic, full), (items, values, patterns, ic, full)

@@ -1241,6 +1241,27 @@ def forbidden_keyword_exclusion(response: str, params: Mapping[str, Any]) -> Che
 _DEFAULT_SEPARATOR = r"(?:\n+|[;；])"
 
 
+def _matching_values(items: list[str], values: set[str], patterns: list[re.Pattern[str]], ignore_case: bool,
+                     full: bool) -> tuple[int, list[str]]:
+    """How many of ``items`` are one of ``values`` (lower-cased first with ``ignore_case``) or match
+    one of ``patterns`` (whole, with ``full``), and the first three that are not, in order.
+
+    One verdict per distinct value (matching depends on the value only), every step over all of them
+    at once in C (map, compress): a Python step per value cost 0.15-0.3 s/MB on a long list."""
+    distinct = list(dict.fromkeys(items))
+    ok = list(map(values.__contains__, map(str.lower, distinct) if ignore_case else distinct))
+    for p in patterns:
+        left = list(itertools.compress(range(len(distinct)), map(operator.not_, ok)))
+        if not left:
+            break
+        test = p.fullmatch if full else p.search
+        for i in itertools.compress(left, map(test, map(distinct.__getitem__, left))):
+            ok[i] = True
+    verdict = dict(zip(distinct, ok))
+    item_ok = list(map(verdict.__getitem__, items))
+    return item_ok.count(True), list(itertools.islice(itertools.compress(items, map(operator.not_, item_ok)), 3))
+
+
 @register(
     "normalized_value_format",
     source=SOURCE,
@@ -1287,7 +1308,8 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
             bad = _bad_regex_check("separator_pattern", sep, 0)
             if bad:
                 return bad
-            items = [piece for p in re.split(sep, text) if p and (piece := p.strip())]
+            # (a group in the separator gives None pieces)
+            items = list(filter(None, map(str.strip, filter(None, re.split(sep, text)))))
         else:
             items = [text]
     if not items:  # only separators (";"): the scorer finds no value to validate
@@ -1302,24 +1324,8 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
     patterns = [re.compile(p, re.IGNORECASE if ic else 0) for p in params["allowed_patterns"] or []]
     full = params["require_full_match"]
 
-    tests = [p.fullmatch if full else p.search for p in patterns]
-    # One verdict per distinct value, in one pass (a test per value and per list cost 0.3 s/MB on a
-    # long list of values); matching depends on the value only.
-    verdict: dict[str, bool] = {}
-    unmatched: list[str] = []
-    for item in items:
-        ok = verdict.get(item)
-        if ok is None:
-            ok = (item.lower() if ic else item) in values
-            if not ok:
-                for test in tests:
-                    if test(item):
-                        ok = True
-                        break
-            verdict[item] = ok
-        if not ok:
-            unmatched.append(item)
-    n_matched = len(items) - len(unmatched)
+    n_matched, unmatched = _matching_values(items, values, patterns, ic, full)
+    n_unmatched = len(items) - n_matched
     lenient = params["allow_multiple"] and not full
     allowed = []
     if params["allowed_values"]:
@@ -1331,13 +1337,13 @@ def normalized_value_format(response: str, params: Mapping[str, Any]) -> Check:
         if n_matched:
             return Check(True, f"{n_matched} of {plural(len(items), 'value')} match the format")
         return Check(False, f"no value matches {allowed_text}")
-    if unmatched:
-        shown = ", ".join(excerpt(u, 30) for u in unmatched[:3])
-        more = f" (+{len(unmatched) - 3} more)" if len(unmatched) > 3 else ""
+    if n_unmatched:
+        shown = ", ".join(excerpt(u, 30) for u in unmatched)
+        more = f" (+{n_unmatched - 3} more)" if n_unmatched > 3 else ""
         how = "fully match" if full else "match"
         return Check(
             False,
-            f"{len(unmatched)} of {plural(len(items), 'value')} do not {how} {allowed_text}: {shown}{more}",
+            f"{n_unmatched} of {plural(len(items), 'value')} do not {how} {allowed_text}: {shown}{more}",
         )
     return Check(True, f"all {plural(len(items), 'value')} match the format")
 
