@@ -121,3 +121,10 @@ def test_line_indent_drops_blank_lines_exactly_like_the_reference_loop():
     for _ in range(20000):
         lines = [rng.choice(["", " ", "  ", "\t", "a", " b", "  c"]) for _ in range(rng.randint(0, 10))]
         assert _drop_blank_lines_like_the_reference(lines) == reference(lines), lines
+    # one blank value (the path that finds the removed lines in numpy): runs of every length
+    for _ in range(5000):
+        blank = rng.choice(["", " ", "\u3000"])
+        lines = []
+        for _ in range(rng.randint(0, 8)):
+            lines += [blank] * rng.choice([0, 1, 1, 2, 3, 4, 7]) + [rng.choice(["a", " b", "  c"])] * rng.randint(0, 2)
+        assert _drop_blank_lines_like_the_reference(lines) == reference(lines), lines

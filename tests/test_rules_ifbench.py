@@ -818,3 +818,60 @@ def test_sentence_increment_stopping_at_the_first_mismatch_equals_the_former_loo
         passed += want[0]
         assert tuple(run_checker(increment, text, {"small_n": step})) == want, (text, step)
     assert 100 < passed < 1400
+
+
+def _former_quotes(response):
+    stack = []
+    reached = depth = 0
+    for ch in response:
+        if stack and ch == stack[-1]:
+            stack.pop()
+            depth -= 1
+            if reached - depth >= 3:
+                return True, f"quotes nested {reached} deep"
+        elif ch in "\"'":
+            stack.append(ch)
+            depth += 1
+            reached = max(reached, depth)
+    return False, "no quotes nested 3 levels deep"
+
+
+def _former_consonants(response):
+    cons = set("bcdfghjklmnpqrstvwxyz")
+    for word in response.lower().strip().split():
+        if not any(word[i] in cons and word[i + 1] in cons for i in range(len(word) - 1)):
+            return False, f"{word!r} has no consonant cluster"
+    return True, "every word has a consonant cluster"
+
+
+def test_quotes_walk_equals_the_reference_stack():
+    """format:quotes reads the reference's quote stack as a walk in numpy: the verdict and the depth
+    in the reason equal the former per-character loop's, on random quote soups and long runs."""
+    import random
+
+    quotes = REGISTRY.get("format:quotes")
+    rng = random.Random(23)
+    texts = ["x" + "".join(rng.choice("\"'\"'a \n") for _ in range(rng.randint(0, 40))) for _ in range(20000)]
+    texts += ['"' * 100_000, "x" + "\"'" * 50_000, "\"'\"" + "'" * 10_001 + "\"'\"", "a\"b'c\"d'e'f\"g'h\""]
+    passed = 0
+    for text in texts:
+        want = _former_quotes(text)
+        passed += want[0]
+        assert tuple(run_checker(quotes, text, {})) == want, repr(text[:60])
+    assert 2000 < passed < 18000
+
+
+def test_consonant_clusters_found_as_the_reference_pairs():
+    import random
+
+    consonants = REGISTRY.get("words:consonants")
+    rng = random.Random(24)
+    atoms = ["st", "a", "e", "b", "y", "Y", "\u017f", "K", "\u212a", "-", "1", " ", "\n", "\t", "\u3000", "str",
+             "ba", "ab", "ob", "é"]
+    passed = 0
+    for _ in range(20000):
+        text = "x" + "".join(rng.choice(atoms) for _ in range(rng.randint(0, 14)))
+        want = _former_consonants(text)
+        passed += want[0]
+        assert tuple(run_checker(consonants, text, {})) == want, repr(text)
+    assert 500 < passed < 19500

@@ -694,11 +694,17 @@ def consonants(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> consonants('strong black dogs', {}).passed
     True
     """
-    cons = set("bcdfghjklmnpqrstvwxyz")
-    for word in response.lower().strip().split():
-        if not any(word[i] in cons and word[i + 1] in cons for i in range(len(word) - 1)):
-            return False, f"{word!r} has no consonant cluster"
-    return True, "every word has a consonant cluster"
+    # the first word in which no two neighbours are consonants, found in C (a Python step per
+    # character pair cost 0.2 s/MB on short words)
+    words = response.lower().strip().split()
+    try:
+        first = operator.indexOf(map(_CONSONANT_PAIR.search, words), None)
+    except ValueError:
+        return True, "every word has a consonant cluster"
+    return False, f"{words[first]!r} has no consonant cluster"
+
+
+_CONSONANT_PAIR = re.compile("[bcdfghjklmnpqrstvwxyz]{2}")
 
 
 @_ifbench("words:palindrome", description="Include at least 10 single-word palindromes, each at least 5 characters long.")
@@ -1017,19 +1023,30 @@ def quotes(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> quotes('He said "she said \\'they said "go"\\'"', {}).passed
     True
     """
-    stack: list[str] = []
-    reached = depth = 0
-    for ch in response:
-        if stack and ch == stack[-1]:
-            stack.pop()
-            depth -= 1
-            if reached - depth >= 3:
-                return True, f"quotes nested {reached} deep"
-        elif ch in "\"'":
-            stack.append(ch)
-            depth += 1
-            reached = max(reached, depth)
+    # The reference's stack (a quote equal to the top one closes it, any other opens) only ever
+    # alternates the two kinds, so it is known by its depth, and that depth is |W|, W the walk that
+    # steps +1 on a ' at an even position among the quotes or a " at an odd one, -1 otherwise (the
+    # depth's parity is the position's, so "equal to the top" is "the bottom's kind, flipped at even
+    # depths"; each return to 0 picks the next bottom, which |W| does too). The first point where
+    # the deepest depth so far is 3 above the current one is the reference's first close that
+    # succeeds. In numpy: a Python step per character cost 0.13 s/MB on a run of quotes.
+    import numpy as np
+
+    quoted = _NOT_QUOTE.sub("", response).encode("ascii")
+    if len(quoted) < 6:  # three opened and three closed at least
+        return False, "no quotes nested 3 levels deep"
+    single = np.frombuffer(quoted, dtype=np.uint8) == ord("'")
+    even = np.zeros(len(single), dtype=bool)
+    even[0::2] = True
+    depth = np.abs(np.cumsum(np.where(single == even, 1, -1)))
+    reached = np.maximum.accumulate(depth)
+    hit = np.flatnonzero(reached - depth >= 3)
+    if hit.size:
+        return True, f"quotes nested {int(reached[hit[0]])} deep"
     return False, "no quotes nested 3 levels deep"
+
+
+_NOT_QUOTE = re.compile("[^\"']+")
 
 
 @functools.lru_cache(maxsize=256)
@@ -1110,9 +1127,6 @@ def _drop_blank_lines_like_the_reference(lines: list[str]) -> list[str]:
     return list(_kept_lines_like_the_reference(lines))
 
 
-_SWAP_01 = bytes.maketrans(b"\x00\x01", b"\x01\x00")
-
-
 def _kept_lines_like_the_reference(lines: list[str]) -> Iterator[str]:
     """:func:`_drop_blank_lines_like_the_reference`'s lines, lazily (line_indent stops at its first failing line).
 
@@ -1120,21 +1134,30 @@ def _kept_lines_like_the_reference(lines: list[str]) -> Iterator[str]:
     stands on, which is never after it: so the lines removed are, per blank value, its first ``c``
     occurrences, ``c`` being how often the loop stands on that value. The loop enters each run of blank
     lines at its first line and then stands on every other one (it skips the line after each blank one).
-    Those positions and counts are found with bytes and C iterators; when every blank line has one value
-    (the usual case) the removed lines are the first ``c`` blank lines, also found in C. Otherwise the
+    Those positions are found in numpy (a bytes regex substitution per pair of blank lines cost
+    0.05 s/MB); when every blank line has one value (the usual case) the removed lines are the first
+    ``c`` blank lines, also found in numpy. Otherwise the
     lines are walked in Python (a per-line loop over a million blank lines cost ~0.25-0.4 s per MB).
     """
     blank = bytes(map(operator.not_, map(str.strip, lines)))
     if 1 not in blank:
         return iter(lines)  # no blank line: nothing is removed
-    stood_on = re.sub(b"\x01\x01", b"\x01\x00", blank)  # in each run: its 1st, 3rd, 5th... line
-    to_remove = Counter(itertools.compress(lines, stood_on))
+    import numpy as np
+
+    is_blank = np.frombuffer(blank, dtype=np.bool_)
+    # in each run of blank lines: its 1st, 3rd, 5th... line (an even offset from the run's first)
+    at = np.arange(len(lines))
+    starts = is_blank.copy()
+    starts[1:] &= ~is_blank[:-1]
+    run_start = np.maximum.accumulate(np.where(starts, at, 0))
+    stood_on = is_blank & ((at - run_start) % 2 == 0)
     if len(set(itertools.compress(lines, blank))) == 1:
-        (c,) = to_remove.values()
-        last = next(itertools.compress(itertools.count(), map(c.__eq__, itertools.accumulate(blank))))
-        keep = blank[: last + 1].translate(_SWAP_01) + b"\x01" * (len(lines) - last - 1)
-        return itertools.compress(lines, keep)
-    return _without_first_occurrences(lines, to_remove)
+        # the first c blank lines go, c the number stood on
+        last = np.flatnonzero(is_blank)[np.count_nonzero(stood_on) - 1]
+        keep = ~is_blank
+        keep[last + 1 :] = True
+        return itertools.compress(lines, keep.tobytes())
+    return _without_first_occurrences(lines, Counter(itertools.compress(lines, stood_on.tobytes())))
 
 
 def _without_first_occurrences(lines: list[str], to_remove: Counter[str]) -> Iterator[str]:
