@@ -174,13 +174,14 @@ def essay(size: int, rng: random.Random) -> str:
     return "".join(out)[:size]
 
 
-def tokenizers():
-    """(fast, reference): a fresh FastPunkt and NLTK's tokenizer, both on the English model."""
+def tokenizers(compiled: bool | None = None):
+    """(fast, reference): a fresh FastPunkt (its loop compiled where built, or as ``compiled`` says)
+    and NLTK's tokenizer, both on the English model."""
     from ifpo.verifiers._punkt import FastPunkt
     from ifpo.verifiers.text import _punkt_reference
 
     reference = _punkt_reference()
-    return FastPunkt(reference._params), reference
+    return FastPunkt(reference._params, compiled=compiled), reference
 
 
 def differences(texts, fast, reference, realign: bool = True) -> list[tuple[str, list, list]]:
@@ -256,6 +257,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mb", type=float, default=0.25,
                         help="size of the timed shapes in MB (0: compare only, no timing table)")
+    parser.add_argument("--pure", action="store_true",
+                        help="compare FastPunkt's Python candidate loop (default: the compiled one, where built)")
     parser.add_argument("--checkers", nargs="*", metavar="TYPE",
                         help="time these rule checkers (none given: the Punkt-based ones) with NLTK's "
                              "splitter and with FastPunkt, worst shape each; skips the fuzz and shapes")
@@ -265,7 +268,8 @@ def main(argv: list[str]) -> int:
                      f"got {args.mb:g}")
     if args.checkers is not None:
         return _time_checkers(args.checkers or PUNKT_CHECKERS, args.mb)
-    fast, reference = tokenizers()
+    fast, reference = tokenizers(False if args.pure else None)
+    print(f"FastPunkt's candidate loop: {'compiled' if fast.compiled else 'Python'}")
     rng = random.Random(args.seed)
     start = time.perf_counter()
     bad = 0
@@ -285,17 +289,23 @@ def main(argv: list[str]) -> int:
     size = int(args.mb * 1_000_000)
     cases = {**scaling.shapes(size), "essay": essay(size, random.Random(args.seed))}
     # CPU seconds as well as wall: on a shared machine the wall clock also counts other processes.
-    print(f"{'shape':<14} {'nltk wall':>9} {'cpu':>6} {'fast wall':>10} {'cpu':>6}  (s/MB; fast with an empty cache)")
+    # FastPunkt with its Python loop and, where built, its compiled one, each with empty caches.
+    loops = [("python", False)] + ([("compiled", True)] if tokenizers(None)[0].compiled else [])
+    print(f"{'shape':<22} {'nltk wall':>9} {'cpu':>6}" + "".join(f" {name + ' wall':>13} {'cpu':>6}" for name, _ in loops)
+          + f" {'nltk/' + loops[-1][0]:>14}  (s/MB)")
     for shape, text in cases.items():
-        cold = type(fast)(reference._params)  # an empty decision cache: no help from earlier texts
         w0, c0 = time.perf_counter(), time.process_time()
         want = reference.tokenize(text)
-        w1, c1 = time.perf_counter(), time.process_time()
-        got = cold.tokenize(text)
-        w2, c2 = time.perf_counter(), time.process_time()
-        bad += got != want
-        print(f"{shape:<14} {(w1 - w0) / args.mb:9.3f} {(c1 - c0) / args.mb:6.3f} {(w2 - w1) / args.mb:10.3f} "
-              f"{(c2 - c1) / args.mb:6.3f}{'' if got == want else '  DIFFERENT'}")
+        row = [time.perf_counter() - w0, time.process_time() - c0]
+        for _, compiled in loops:
+            cold = type(fast)(reference._params, compiled=compiled)  # no help from earlier texts' caches
+            w1, c1 = time.perf_counter(), time.process_time()
+            got = cold.tokenize(text)
+            row += [time.perf_counter() - w1, time.process_time() - c1]
+            bad += got != want
+        cells = "".join(f" {row[k] / args.mb:{13 if k % 2 == 0 else 6}.3f}" for k in range(2, len(row)))
+        print(f"{shape:<22} {row[0] / args.mb:9.3f} {row[1] / args.mb:6.3f}{cells} {row[1] / max(row[-1], 1e-9):14.1f}"
+              f"{'' if got == want else '  DIFFERENT'}")
     return 1 if bad else 0
 
 
