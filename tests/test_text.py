@@ -625,6 +625,21 @@ def test_punkt_compiled_loop_is_built():
     assert not FastPunkt(_punkt_reference()._params, compiled=False).compiled
 
 
+def test_punkt_splits_a_str_subclass_as_its_text(punkt_pair):
+    """A subclass of str (numpy.str_ is one) splits as the plain text does (the compiled loop takes
+    exact strings only: the text is passed as one)."""
+
+    class Text(str):
+        def __str__(self):
+            return "overridden"
+
+    fast, reference = punkt_pair
+    for text in ["A. b. Cd. Ef", "Hi. There.", "x", "1. Mr. Bo said ca. \u201cGo.\u201d Now."]:
+        assert fast.tokenize(Text(text)) == reference.tokenize(text)
+        assert fast.span_tokenize(Text(text)) == list(reference.span_tokenize(text))
+        assert fast.count(Text(text)) == len(reference.tokenize(text))
+
+
 def test_punkt_compiled_loop_reads_nltks_character_classes():
     """The compiled loop reads characters instead of running NLTK's patterns: its whitespace is the
     candidate pattern's (the regex engine's \\s), its non-word characters and closing characters

@@ -111,6 +111,11 @@ def _compiled_scan() -> Any:
 _SCAN_INTERFACE = 3  # the Scanner arguments and results this module passes and reads
 
 
+def _exact_str(text: str) -> str:
+    """``text`` as an exact ``str`` (the compiled loop takes no subclass, such as ``numpy.str_``)."""
+    return text if type(text) is str else str.__str__(text)
+
+
 def _regex_whitespace_chars() -> str:
     """Every character of :data:`REGEX_WHITESPACE` (all below U+3001)."""
     return "".join(re.findall(f"[{REGEX_WHITESPACE}]", "".join(map(chr, range(0x3001)))))
@@ -306,7 +311,7 @@ class FastPunkt:
             end = len(text.rstrip())
             return [text[:end]] if end or not realign_boundaries else []
         if self._scanner is not None and realign_boundaries:
-            out = self._scanner.slices(text, True, 1)
+            out = self._scanner.slices(_exact_str(text), True, 1)
             if out is None:
                 end = len(text.rstrip())
                 return [text[:end]] if end else []
@@ -335,7 +340,7 @@ class FastPunkt:
         if first is None:
             return 1 if text.rstrip() else 0  # _slices' one slice, kept by span_tokenize when not empty
         if self._scanner is not None:
-            return self._scanner.slices(text, True, 2)
+            return self._scanner.slices(_exact_str(text), True, 2)
         if self._closers is not None and self._candidates.search(text, first.start() + 1) is None:
             return self._count_one(text, first)
         slices, closer_after_break = self._slices(text, first)
@@ -408,7 +413,7 @@ class FastPunkt:
         language variables whose closing characters are not known, the second flag says the slices
         are raw and :meth:`_realigned` is to run. ``first``: the text's first candidate, if known."""
         if self._scanner is not None:
-            out = self._scanner.slices(text, realign, 0)
+            out = self._scanner.slices(_exact_str(text), realign, 0)
             return (out if out is not None else [(0, len(text.rstrip()))]), False
         out: list[Any] = []
         last_break = 0

@@ -208,7 +208,7 @@ cdef class Scanner:
                 return k
         return -1
 
-    def slices(self, str text, bint realign, int mode):
+    def slices(self, str text not None, bint realign, int mode):
         """None when the text has no candidate; else, by ``mode``: 0, FastPunkt._slices' sentence
         slices as ``(start, end)`` tuples, the last one possibly empty; 1, the sentences themselves, an
         empty last one left out (FastPunkt.tokenize); 2, their number (FastPunkt.count)."""
