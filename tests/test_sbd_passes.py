@@ -173,7 +173,23 @@ def _former_list_markers(text: str) -> list[tuple[int, int]]:
 
 
 def _list_markers(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in re.finditer(_sbd._LIST_MARKER, text)]
+    # (searched on the text with a space in front, as _list_lines does)
+    return [(a - 1, b - 1) for a, b in (m.span() for m in re.finditer(_sbd._LIST_MARKER, " " + text))]
+
+
+_FORMER_LIST_PAIR = re.compile(_FORMER_LIST_MARKER.pattern + r"[^\n]*?" + _FORMER_LIST_MARKER.pattern)
+
+
+def _former_list_lines(text: str) -> list[int]:
+    line_starts = set()
+    pos = 0
+    while (m := _FORMER_LIST_PAIR.search(text, pos)) is not None:
+        line_starts.add(text.rfind("\n", 0, m.start()) + 1)
+        end = text.find("\n", m.end())
+        if end < 0:
+            break
+        pos = end + 1
+    return sorted(line_starts)
 
 
 def _former_stripped_lines(text: str) -> str:
@@ -221,6 +237,7 @@ CASES = [
     ("abbreviations", _former_abbreviations, _sbd._abbreviations, ABBREVIATIONS),
     ("abbreviation_follows", _former_abbreviations, _sbd._abbreviations, FOLLOWS),
     ("list_markers", _former_list_markers, _list_markers, MARKERS),
+    ("list_lines", _former_list_lines, _sbd._list_lines, MARKERS),
 ]
 
 

@@ -328,13 +328,16 @@ _READ = re.compile(
 # (a ")" after a digit (any decimal one: pysbd's \d) or letter is always one; a "." is one after a
 # digit or two with whitespace, a dash or the line start before, or after a letter with whitespace
 # or the line start before; what all of those need, a digit or letter after one of those or a
-# digit, or at the text's start, is looked at first: one look-behind turns away most periods, "x.",
-# "[x.", "a.b")
-_LIST_MARKER = (
-    r"(?:\)(?<=[\da-z]\))|\.(?:(?<=[\s\-⁃\d][\da-z]\.)|(?<=^[\da-z]\.))"
-    r"(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.)))"
-)
+# digit, is looked at first: one look-behind turns away most periods, "x.", "[x.", "a.b"). They are
+# searched on the text with a space in front, so the text's start needs no case of its own, and a
+# pair of periods where no ")" is one: each pattern then starts with a literal, which sre searches
+# for far faster than for either of two (17 -> 9 ms/MB on a line of "[x. ").
+_PAREN_MARKER = r"\)(?<=[\da-z]\))"
+_DOT_MARKER = r"\.(?<=[\s\-⁃\d][\da-z]\.)(?:(?<=(?<![^\s\-⁃])\d\.)|(?<=(?<![^\s\-⁃])\d\d\.)|(?<=(?<!\S)[a-z]\.))"
+_LIST_MARKER = f"(?:{_PAREN_MARKER}|{_DOT_MARKER})"
 _LIST_PAIR = re.compile(_LIST_MARKER + r"[^\n]*?" + _LIST_MARKER)  # two on one line
+_DOT_PAIR = re.compile(_DOT_MARKER + r"[^\n]*?" + _DOT_MARKER)
+_ANY_PAREN_MARKER = re.compile(_PAREN_MARKER)
 
 
 def _consecutive(values: list[int]) -> set[int]:
@@ -440,19 +443,25 @@ def _line_lists(line: str, base: int, breaks: set[int]) -> str:
     return "".join(chars)
 
 
-def _lists(text: str, breaks: set[int]) -> str:
-    """:func:`_line_lists` on the lines with two list markers or more (the others cannot have a list)."""
-    line_starts: set[int] = set()
+def _list_lines(text: str) -> list[int]:
+    """Where the lines with two list markers or more start, in order."""
+    pair = _LIST_PAIR if _ANY_PAREN_MARKER.search(text) else _DOT_PAIR
+    spaced = " " + text  # (offsets one more than in text)
+    line_starts = []
     pos = 0
-    while (m := _LIST_PAIR.search(text, pos)) is not None:
-        start = text.rfind("\n", 0, m.start()) + 1
-        line_starts.add(start)
-        end = text.find("\n", m.end())
+    while (m := pair.search(spaced, pos)) is not None:
+        line_starts.append(text.rfind("\n", 0, m.start() - 1) + 1)
+        end = text.find("\n", m.end() - 1)
         if end < 0:
             break
-        pos = end + 1
+        pos = end + 2
+    return line_starts
+
+
+def _lists(text: str, breaks: set[int]) -> str:
+    """:func:`_line_lists` on the lines with two list markers or more (the others cannot have a list)."""
     edits = []
-    for start in sorted(line_starts):
+    for start in _list_lines(text):
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
         edits.append((start, end, _line_lists(text[start:end], start, breaks)))
