@@ -1076,3 +1076,35 @@ def test_source_tags_on_texts_holding_nul_and_headings_equal_the_former_loop():
             assert f"{len(untagged)} of {len(units)} " in got.reason, (text, tags, got.reason)
         cases += 1
     assert cases > 2000
+
+
+def test_metadata_block_starts_skip_only_lines_no_parser_accepts(monkeypatch):
+    """vsys_metadata_injection tries its parser only on the lines _meta_starts names: the same verdicts
+    and reasons as trying every non-blank line (the former loops, restored by patching it out), on
+    random blocks of every encoding, position and marker."""
+    import random
+
+    from ifpo.verifiers.registry import resolve_params
+    from ifpo.verifiers.rules import vsysbench as vs
+
+    ctype = REGISTRY.get("vsys_metadata_injection")
+    rng = random.Random(26)
+    atoms = ["[META]", "[/META]", "[M]", "[/M]", "{\"a\": 1}", "{", "}", "#a", "#b,", " #c", "a: 1", "b=2", "---",
+             "...", "<<", "x", " ", "\n", "\n", "\n\n", "  \n", "\t", "\n[META] a: 1; b: 2 [/META]\n", "\n{\"a\": 1, \"b\": 2}\n",
+             "\n#a #b\n", "\na: 1\nb: 2\n", "\n[M]\na: 1\nb=2\n[/M]\n", "\n<< {\"a\": 1}\n", "\n[META]\na: 1\n", "text line",
+             "\n{ \"a\": 1}\n"]
+    cases = []
+    for _ in range(1500):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 16)))
+        encoding = rng.choice([None, "json_line", "yaml_block", "bracket_block", "hashtags"])
+        position = rng.choice(["top", "end", "after_first_paragraph"])
+        marker = rng.choice([None, None, "[META]", "[M]", "<<", "#"])
+        cases.append((text, {"position": position, "encoding": encoding, "marker": marker,
+                             "required_fields": rng.choice([["a"], ["a", "b"], ["c"]])}))
+    got = [run_checker(ctype, text, params) for text, params in cases]
+    monkeypatch.setattr(vs, "_meta_starts", lambda lines, encoding, marker: (
+        k for k in range(len(lines)) if lines[k].strip()))
+    want = [ctype.checker(text, resolve_params(ctype, params)) for text, params in cases]
+    assert got == want
+    assert 30 < sum(w.passed for w in want) < len(want) - 100
+    assert sum("found one at line" in w.reason for w in want) > 100

@@ -59,7 +59,7 @@ import json
 import operator
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -612,6 +612,20 @@ _META_PARSERS = {
 }
 
 
+def _meta_starts(lines: list[str], encoding: str, marker: str | None) -> Iterator[int]:
+    """The indices, in order, of the lines where a block of ``encoding`` can start: what its parser
+    tests first (the stripped line starts with the marker, or with "{" / "#", or is the YAML marker;
+    any non-blank line for YAML without one), found in C. Every other line's parse is None, so the
+    searches over every line skip them (a parser call per line cost 0.18 s/MB on short lines)."""
+    stripped = map(str.strip, lines)
+    if encoding == "yaml_block":
+        flags = map(operator.eq, stripped, itertools.repeat(marker)) if marker else stripped
+    else:
+        head = marker or {"bracket_block": "[META]", "json_line": "{", "hashtags": "#"}[encoding]
+        flags = map(str.startswith, stripped, itertools.repeat(head))
+    return itertools.compress(itertools.count(), flags)
+
+
 def _field_present(field: str, keys: list[str], encoding: str) -> bool:
     want = _norm_key(field)
     for key in keys:
@@ -704,19 +718,18 @@ def vsys_metadata_injection(response: str, params: Mapping[str, Any]) -> Check:
         found = parse(lines, start, marker)
     else:  # end: the earliest start whose block reaches the last line is the whole block
         last = len(lines) - 1
-        for k in range(len(lines)):
-            if lines[k].strip():
-                hit = parse(lines, k, marker)
-                if hit is not None and hit[0] == last:
-                    found = hit
-                    break
+        for k in _meta_starts(lines, encoding, marker):
+            hit = parse(lines, k, marker)
+            if hit is not None and hit[0] == last:
+                found = hit
+                break
     if found is None:
         where = {
             "top": "at the top",
             "end": "at the end",
             "after_first_paragraph": "after the first paragraph",
         }[position]
-        elsewhere = next((k for k in range(len(lines)) if lines[k].strip() and parse(lines, k, marker)), None)
+        elsewhere = next((k for k in _meta_starts(lines, encoding, marker) if parse(lines, k, marker)), None)
         extra = f"; found one at line {elsewhere + 1}" if elsewhere is not None else ""
         return Check(False, f"no {label} {where}{extra}")
     keys = found[1]
