@@ -668,3 +668,51 @@ def test_rule_line_pattern_equals_the_back_reference_form():
     for _ in range(50_000):
         line = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 9)))
         assert bool(rule.search(line)) == bool(former.search(line)), repr(line)
+
+
+def _former_prefix_label(response, params):
+    """check_prefix_label before its units were read one at a time (every unit listed first)."""
+    from ifpo.verifiers.registry import Check
+    from ifpo.verifiers.text import excerpt, flatten, iter_list_items, plural, split_paragraphs
+
+    text = vc.strip_code_fences(response)
+    if not text:
+        return vc._EMPTY
+    scope = params["scope"]
+    lines = text.splitlines()
+    items = [i.line for i in iter_list_items(text)] if scope == "items" else []
+    if items:
+        units = [(f"item {k} (line {line + 1})", lines[line]) for k, line in enumerate(items, start=1)]
+    elif scope == "paragraphs":
+        units = [(f"paragraph {k}", p.splitlines()[0]) for k, p in enumerate(split_paragraphs(text), start=1)]
+    else:
+        units = [(f"line {k + 1}", ln) for k, ln in enumerate(lines) if ln.strip()]
+    ignore_case = params["ignore_case"]
+    for number, (where, line) in enumerate(units, start=1):
+        label = params["prefix"].replace("{n}", str(number)).strip()
+        want = flatten(label, ignore_case=ignore_case)
+        decor = vc._strip_line_decor(line)
+        candidates = ((decor, True), (decor, False), (line, False))
+        if not any(vc._flat_startswith(c, want, ignore_case, drop_emphasis=e) for c, e in candidates):
+            return Check(False, f"{where} does not start with {label!r}: {excerpt(line)}")
+    unit_name = {"items": "item" if items else "line", "lines": "line", "paragraphs": "paragraph"}[scope]
+    return Check(True, f"all {plural(len(units), unit_name)} start with {params['prefix']!r}")
+
+
+def test_prefix_label_reads_its_units_lazily_with_the_former_verdicts():
+    import random
+
+    rng = random.Random(25)
+    atoms = ["Step 1:", "Step 2:", "step 3:", "Step {n}", "- ", "* ", "1. ", "## ", "**Step 1:**", " ", "\t", "x",
+             "\n", "\n", "\n\n", "  \n", "\u3000", "```\n", "Tip:", "\r\n", "\u2028"]
+    prefixes = ["Step {n}:", "Tip:", "step {n}", "- x"]
+    checked = passed = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 24)))
+        for scope in ("items", "lines", "paragraphs"):
+            params = {"prefix": rng.choice(prefixes), "scope": scope, "ignore_case": rng.random() < 0.5}
+            want = _former_prefix_label(text, params)
+            checked += 1
+            passed += want.passed
+            assert vc.check_prefix_label(text, params) == want, (text, params)
+    assert 200 < passed < checked - 200
