@@ -221,7 +221,8 @@ FOLLOWS = ["etc", "Inc", "e.g", "Dr", "No", "pp", "x", " ", "\n", "\t", ".", " I
            "  (", "\n(", " 5", " a", " B", "?", ",", "-", "I'm", "'"]
 MARKERS = ["a", "z", "A", "1", "9", "12", ".", ")", "(", " ", "\t", "\n", "-", "⁃", "i", "iv", "_", "é", "\u3000", "\u0663",
            "\u0663\u0663", "[", "x."]
-LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u3000", "\x1f", "b."]
+LINES = ["a", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\u3000",
+         "\x1f", "b."]
 
 CASES = [
     ("protect_between", _former_protect_between, _sbd._protect_between, BRACKETS),
@@ -299,7 +300,7 @@ def test_nonblank_lines_equals_its_former_form():
 # --- the hints that skip passes are only shortcuts --------------------------------------------------
 
 HINTS = ("_LIST_HINT", "_LETTER_PERIOD_HINT", "_DIGIT_HINT", "_POSSESSIVE_HINT", "_PROTECTED_DOT_HINT",
-         "_BANG_HINT", "_QUOTE_OR_OPENER", "_DOUBLE_PUNCT")
+         "_BANG_HINT", "_QUOTE_OR_OPENER", "_DOUBLE_PUNCT", "_REFERENCE_HINT")
 
 
 class _Found:  # a hint whose search always finds something
@@ -315,7 +316,7 @@ def test_masking_is_the_same_with_every_hint_forced(monkeypatch):
     texts = _texts(["a", "B", "Co", " KG", "'s", "1", "12", ".", ". ", "!", "?", "!!", "?!", "(", ")", '"', "'", " ",
                     "\n", "p.m.", "U.S.", "I", " The ", "e.g.", "Dr.", "...", " . ", "°", "[1]", "x@y.com", "a)",
                     "(i)", "\ue003", "3.5", "1. ", "2. ", "P.M. The", "A.M. He", "i.v. It", "Yahoo!", "ǃXo", "Y!J", "!!!",
-                    "?!?", "a!!!! "], 4000, seed=11)
+                    "?!?", "a!!!! ", "as shown.12 The", "x.[1] A", "\ue003[2]", ".3 B", "a\ue0034 C"], 4000, seed=11)
     texts += list(bench_modules.load("checker_scaling").shapes(20_000).values())
     expected = [_sbd._masked(t) for t in texts]
     for name in HINTS:

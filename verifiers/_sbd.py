@@ -568,6 +568,21 @@ _POSSESSIVE_HINT = re.compile("'s")
 _PROTECTED_DOT_HINT = re.compile(_DOT)
 _BANG_HINT = re.compile("!")
 
+
+class _ReferenceHint:
+    """Whether a period, protected or not, stands before a digit or "[" (_NUMBERED_REFERENCE's
+    start): two literal-first searches, far faster than that pattern's two-character class."""
+
+    period = re.compile(r"\.[\[\d]")
+    protected = re.compile(_DOT + r"[\[\d]")
+
+    @classmethod
+    def search(cls, text: str) -> bool:
+        return cls.period.search(text) is not None or (_DOT in text and cls.protected.search(text) is not None)
+
+
+_REFERENCE_HINT = _ReferenceHint()
+
 _QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
 # (only its first character can start a bracketed or quoted sentence: the reading below takes the
 # rest of a line without a terminator in one piece)
@@ -611,7 +626,7 @@ def _masked(text: str) -> tuple[str, str]:
         cur = _NUMBER_RULE.sub(_DOT, cur)
     if _DOUBLE_PUNCT.search(cur):  # (a run of three marks holds a pair)
         cur = _CONTINUOUS.sub(_protect_match, cur)
-    if digits and _NUMBERED_REFERENCE.search(cur):
+    if digits and _REFERENCE_HINT.search(cur) and _NUMBERED_REFERENCE.search(cur):
         breaks = {x.start(2) for x in _NUMBERED_REFERENCE.finditer(cur)}
         cur = _NUMBERED_REFERENCE.sub(lambda x: _DOT + x.group(1) + x.group(2), cur)
         text, cur = _with_breaks(text, breaks), _with_breaks(cur, breaks)
@@ -822,7 +837,9 @@ def _stripped_lines(text: str) -> str:
     """The text's lines stripped, blank ones dropped, joined by line breaks (a stripped blank line
     leaves two line breaks together: no Python per line)."""
     text = text.strip()
-    if not _UNSTRIPPED_LINE_END.search(text) and not _OTHER_LINE_END.search(text):
+    if not _UNSTRIPPED_LINE_END.search(text) and not (
+            any(map(text.__contains__, "\r\x0b\x0c\x1c\x1d\x1e")) if text.isascii()  # (a class scan: 3 ms/MB)
+            else _OTHER_LINE_END.search(text)):
         return text
     norm = "\n".join(map(str.strip, text.splitlines()))
     return _BLANK_LINES.sub("\n", norm) if "\n\n" in norm else norm
