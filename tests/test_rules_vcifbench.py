@@ -716,3 +716,60 @@ def test_prefix_label_reads_its_units_lazily_with_the_former_verdicts():
             passed += want.passed
             assert vc.check_prefix_label(text, params) == want, (text, params)
     assert 200 < passed < checked - 200
+
+
+def _former_list_check(response, params, kind):
+    """_list_check before bullets were found line by line in C (ListItems, a started flag)."""
+    from ifpo.verifiers.registry import Check
+    from ifpo.verifiers.text import excerpt, list_items, plural
+
+    text = vc.strip_code_fences(response)
+    if not text:
+        return vc._EMPTY, text, []
+    items = [i for i in list_items(text) if i.kind == kind]
+    name = "bullet" if kind == "bullet" else "numbered"
+    if len(items) < params["min_items"]:
+        found = plural(len(items), name + " item")
+        return Check(False, f"{found}, expected at least {params['min_items']}"), text, items
+    if not params["allow_text"]:
+        item_lines = {i.line for i in items}
+        started = False
+        for index, line in enumerate(text.splitlines()):
+            if index in item_lines:
+                started = True
+                continue
+            if not line.strip():
+                continue
+            if started and line[:1] in (" ", "\t"):
+                continue
+            other = "numbered" if kind == "bullet" else "bullet"
+            what = f"a {other} item" if vc._LIST_MARKER.match(line) else "text outside the list"
+            return Check(False, f"line {index + 1} is {what}: {excerpt(line)}; "
+                                f"only {name} items are allowed"), text, items
+    return None, text, items
+
+
+def test_list_checks_equal_the_former_list_item_scan():
+    import random
+
+    from ifpo.verifiers.text import bullet_item_lines, list_items
+
+    rng = random.Random(27)
+    atoms = ["- ", "* ", "+ ", "• ", "· ", "-- ", "** ", "1. ", "2) ", "10. ", "x", "item", " ", "  ", "\t", "\n", "\n",
+             "\n\n", "\r\n", "\u2028", "\x0b", "\x85", "-", "*", "1.", "```\n", "\u3000"]
+    checked = passed = 0
+    fixed = ["\n x\n- a\n- b", "\n\tx\n1. a\n2. b", " x\n- a", "\n  \n y\n", "- a\n x\n- b", "1. a\n\tx\n2) b"]
+    for i in range(6000):
+        text = fixed[i] if i < len(fixed) else "".join(rng.choice(atoms) for _ in range(rng.randint(0, 24)))
+        assert bullet_item_lines(text) == [i.line for i in list_items(text) if i.kind == "bullet"], repr(text)
+        for kind in ("bullet", "numbered"):
+            params = {"min_items": rng.choice([0, 1, 2]), "allow_text": i >= len(fixed) and rng.random() < 0.4,
+                      "require_sequential": rng.random() < 0.5}
+            failure, text_seen, items = vc._list_check(text, params, kind)
+            former_failure, former_text, former_items = _former_list_check(text, params, kind)
+            assert (failure, text_seen, len(items)) == (former_failure, former_text, len(former_items)), (text, kind)
+            check = vc.check_bullet_list if kind == "bullet" else vc.check_numbered_list
+            verdict = check(text, params)
+            checked += 1
+            passed += verdict.passed
+    assert 300 < passed < checked - 300

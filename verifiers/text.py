@@ -16,6 +16,8 @@ Reasons quote text with :func:`excerpt` and :func:`listing`, and count units wit
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -475,7 +477,11 @@ class ListItem(NamedTuple):
 # A numbered item ("1." / "2)"), else a bullet unless the line opens with "**" or "--": one pattern run
 # over the whole text (three regex calls per line cost 0.3 s/MB on a long list). The lookahead sits
 # after the maximal [ \t]* indent (a shorter one cannot be followed by a marker).
-_LIST_ITEM = re.compile(r"^[ \t]*(?:(\d+)([.)])[ \t]+(\S.*)|(?!\*\*|--)([-*+•·])[ \t]+(\S.*))$", re.MULTILINE)
+_NUMBERED_FORM = r"(\d+)([.)])[ \t]+(\S.*)"
+_BULLET_FORM = r"(?!\*\*|--)([-*+•·])[ \t]+(\S.*)"
+_LIST_ITEM = re.compile(rf"^[ \t]*(?:{_NUMBERED_FORM}|{_BULLET_FORM})$", re.MULTILINE)
+# _LIST_ITEM's bullet alternative alone (the two cannot both match a line: a digit or a marker first)
+_BULLET_ITEM = re.compile(rf"^[ \t]*{_BULLET_FORM}$", re.MULTILINE)
 # Line ends splitlines() knows besides "\n": a text holding one is re-joined on "\n" first.
 _OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
@@ -507,6 +513,20 @@ def iter_list_items(text: str) -> Iterator[ListItem]:
             yield new(ListItem, ("bullet", bullet, None, bullet_text.strip(), line))
         else:
             yield new(ListItem, ("numbered", number + delimiter, int(number), numbered_text.strip(), line))
+
+
+def bullet_item_lines(text: str) -> list[int]:
+    """The 0-based indices of the lines that :func:`iter_list_items` reads as bullet items: the same
+    search, with the item's start and its line number (the line ends counted since the previous
+    item) taken in C, and no ListItem made (a Python step per item: 0.08 s/MB on a long list)."""
+    if _OTHER_LINE_ENDS.search(text):
+        text = "\n".join(text.splitlines())  # same lines, same indices, "\n"-separated
+    starts = list(map(_START, _BULLET_ITEM.finditer(text)))
+    counts = map(text.count, itertools.repeat("\n"), [0, *starts[:-1]], starts)
+    return list(itertools.accumulate(counts))
+
+
+_START = operator.methodcaller("start")
 
 
 def nonblank_lines(text: str) -> list[str]:

@@ -41,6 +41,7 @@ from ifpo.verifiers.registry import (
 )
 from ifpo.verifiers.text import (
     bounds_text,
+    bullet_item_lines,
     cjk_length,
     count_phrase,
     count_sentences,
@@ -367,26 +368,28 @@ def check_csv(response: str, params: Mapping[str, Any]) -> Check:
 
 
 def _list_check(response: str, params: Mapping[str, Any], kind: str) -> tuple[Check | None, str, list]:
-    """Shared part of bullet_list / numbered_list: returns (failure or None, text, items of ``kind``)."""
+    """Shared part of bullet_list / numbered_list: returns (failure or None, text, items of ``kind``):
+    for bullets the items' line indices, for numbered items the ListItems."""
     text = strip_code_fences(response)
     if not text:
         return _EMPTY, text, []
-    items = [i for i in list_items(text) if i.kind == kind]
+    # bullets: their line indices only, one C-level match per line (ListItems cost a Python step each)
+    items: list = bullet_item_lines(text) if kind == "bullet" else [i for i in list_items(text) if i.kind == kind]
     name = "bullet" if kind == "bullet" else "numbered"
     if len(items) < params["min_items"]:
         found = plural(len(items), name + " item")
         return Check(False, f"{found}, expected at least {params['min_items']}"), text, items
     if not params["allow_text"]:
-        item_lines = {i.line for i in items}
-        started = False
-        for index, line in enumerate(text.splitlines()):
-            if index in item_lines:
-                started = True
-                continue
+        item_lines = set(items) if kind == "bullet" else {i.line for i in items}
+        first_item = min(item_lines, default=None)
+        lines = text.splitlines()
+        # the other lines' indices, picked in C; an item before a line has "started" the list
+        for index in itertools.filterfalse(item_lines.__contains__, range(len(lines))):
+            line = lines[index]
             if not line.strip():
                 continue
             # An indented line after an item continues it (wrapped text or a nested sub-list).
-            if started and line[:1] in (" ", "\t"):
+            if first_item is not None and index > first_item and line[:1] in (" ", "\t"):
                 continue
             other = "numbered" if kind == "bullet" else "bullet"
             what = f"a {other} item" if _LIST_MARKER.match(line) else "text outside the list"
