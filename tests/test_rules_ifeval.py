@@ -459,8 +459,25 @@ def test_bullet_count_matches_reference_regexes():
     from ifpo.verifiers.rules.ifeval import _count_bullets
 
     star, dash = re.compile(r"^\s*\*[^\*].*$", re.M), re.compile(r"^\s*-.*$", re.M)
-    for text in _fuzz(["*", "-", "\n", " ", "a", "\t", "\r", "**", "\u3000"], n=6000):
+    for text in _fuzz(["*", "-", "\n", " ", "a", "\t", "\r", "**", "\u3000", "\n\n", "\x1c"], n=8000, max_len=16):
         assert _count_bullets(text) == len(star.findall(text)) + len(dash.findall(text)), repr(text)
+
+
+def test_highlight_count_matches_reference_regexes():
+    """number_highlighted_sections counts, with one findall per pattern and a blank run of stars as one
+    match, what IFEval counts: the matches of its two patterns whose text between the stars is not
+    blank. Equal on random texts of stars, blanks, line breaks and letters."""
+    import re
+
+    from ifpo.verifiers.rules.ifeval import _DOUBLE_HIGHLIGHT, _HIGHLIGHT
+
+    single, double = re.compile(r"\*[^\n\*]*\*"), re.compile(r"\*\*[^\n\*]*\*\*")
+    texts = _fuzz(["*", "*", "**", " ", "\n", "a", "\t", "\r", "\u3000", "\x1c", "\u200b"], n=8000, max_len=16)
+    for text in texts + _fuzz(["**", "\n", "a", " "], n=3000, max_len=20, seed=1):  # (runs of pairs, lines between)
+        expected = (len([h for h in single.findall(text) if h.strip("*").strip()]),
+                    len([h for h in double.findall(text) if h[2:-2].strip()]))
+        got = tuple(len(found) - found.count("") for found in (_HIGHLIGHT.findall(text), _DOUBLE_HIGHLIGHT.findall(text)))
+        assert got == expected, repr(text)
 
 
 def test_paragraph_split_matches_reference():

@@ -801,29 +801,24 @@ def _count_bullets(response: str) -> int:
     r"""``len(re.findall(r"^\s*\*[^\*].*$", response, re.M)) + len(re.findall(r"^\s*-.*$", response, re.M))``.
 
     IFEval's two scans (not verifiers.text.list_items: "-x" without a space and a "---" rule
-    count, "+" and numbered items do not), done line by line instead of trying every position.
-    A match starts at a line start and its ``\s*`` may run over blank lines, so each match is
-    one line whose first non-space character is the marker, and ``.*$`` ends it at that line's
-    end. One exception: a star line that ends right after its ``*`` matches only if a line
-    follows (``[^*]`` takes the newline), and the match then runs to the end of that next line,
-    which cannot start a star match itself (it is still scanned for a dash: the scans are
-    separate).
+    count, "+" and numbered items do not), without the ``^\s*`` that runs over every blank line
+    after each line start (quadratic on a run of blank lines). A match starts at a line start and
+    its ``\s*`` may run over blank lines, so each match is one line whose first non-space character
+    is the marker, and ``.*$`` ends it at that line's end. One exception: a star line that ends
+    right after its ``*`` matches only if a line follows (``[^*]`` takes the newline), and the match
+    then runs to the end of that next line, which cannot start a star match itself (it is still
+    scanned for a dash: the scans are separate). So: one match per line start (a newline, the text
+    framed by one) followed by spaces and the marker, the star one taking the character after it too:
+    where that is the newline, the next line has none left to start with (a test compares both with
+    IFEval's scans).
     """
-    lines = response.split("\n")
-    n, last, taken = 0, len(lines) - 1, False  # taken: this line is inside the previous star match
-    for i, line in enumerate(lines):
-        item = line.lstrip()
-        if item[:1] == "-":
-            n += 1
-        elif item[:1] == "*" and not taken:
-            if len(item) > 1:
-                n += item[1] != "*"
-            elif i < last:
-                n += 1
-                taken = True
-                continue
-        taken = False
-    return n
+    text = "\n" + response
+    return len(_DASH_LINE.findall(text)) + len(_STAR_LINE.findall(text))
+
+
+# (A newline first: the engine skips to each in C.)
+_DASH_LINE = re.compile(r"\n(?=[^\S\n]*-)")
+_STAR_LINE = re.compile(r"\n[^\S\n]*\*[^*]")
 
 
 @_ifeval(
@@ -874,14 +869,23 @@ def number_highlighted_sections(response: str, p: Mapping[str, Any]) -> Check:
         return _EMPTY
     n = 0
     if "*" in response:  # neither pattern matches without one (nor the second without "**")
-        n = len([h for h in _HIGHLIGHT.findall(response) if h.strip("*").strip()])
+        found = _HIGHLIGHT.findall(response)
+        n = len(found) - found.count("")
         if "**" in response:
-            n += len([h for h in _DOUBLE_HIGHLIGHT.findall(response) if h[2:-2].strip()])
+            found = _DOUBLE_HIGHLIGHT.findall(response)
+            n += len(found) - found.count("")
     return _relation_check(n, "highlighted section", "at least", p["num_highlights"])
 
 
-_HIGHLIGHT = re.compile(r"\*[^\n\*]*\*")
-_DOUBLE_HIGHLIGHT = re.compile(r"\*\*[^\n\*]*\*\*")
+# IFEval counts the matches of \*[^\n\*]*\* and of \*\*[^\n\*]*\*\* whose text between the stars is not
+# blank (``str.strip``'s whitespace is the engine's \s). A match is unique at its start (the text between
+# is every non-star up to the next star on the line), so these find the same matches: a blank one by
+# the first branch, which also takes the blank ones that follow it at once (a run of stars is one
+# match, not one string built per pair), the others by the second, whose group is that text (never
+# blank there). findall gives "" for the first branch's matches (a test compares with IFEval's scans).
+# (The stars first, outside the branches: the engine then skips to a star in C.)
+_HIGHLIGHT = re.compile(r"\*(?:[^\S\n]*\*(?:\*[^\S\n]*\*)*|([^\n*]*)\*)")
+_DOUBLE_HIGHLIGHT = re.compile(r"\*\*(?:[^\S\n]*\*\*(?:\*\*[^\S\n]*\*\*)*|([^\n*]*)\*\*)")
 
 
 @_ifeval(
