@@ -634,3 +634,21 @@ def test_verbatim_equals_the_former_loop(seed):
                   "normalize_whitespace": rng.random() < 0.7, "normalize_quotes": rng.random() < 0.7,
                   "ignore_case": False, "allow_wrapping_quotes": True}
         assert v.verbatim_speech_constraint(text, params) == former_verbatim(text, params), (text, params)
+
+
+def test_punctuation_among_long_han_text_cuts_han_first_with_the_same_set():
+    # no Han character is punctuation, so cutting Han runs out first keeps the set; long Chinese
+    # texts (the cut's path) with punctuation of several blocks, and the checker on one of them
+    import unicodedata
+
+    assert not any(unicodedata.category(chr(c))[0] == "P" for c in range(0x110000) if v._HAN.match(chr(c)))
+    rng = random.Random(28)
+    han = "".join(map(chr, range(0x4E00, 0x4E00 + 300)))
+    marks = "。，！？、；：「」（）.,!?'\"-—…¿¡«»"
+    for n in (100_001, 150_000):
+        text = "".join(rng.choice(marks) if rng.random() < 0.05 else rng.choice(han) for _ in range(n))
+        want = {c for c in set(text) if unicodedata.category(c)[0] == "P"}
+        assert set(v._punctuation_among(text)) == want
+        params = {"expected_utterance": "STOP", "normalize_whitespace": True, "normalize_quotes": True,
+                  "ignore_case": False, "allow_wrapping_quotes": True}
+        assert v.verbatim_speech_constraint(text, params) == former_verbatim(text, params)

@@ -192,6 +192,7 @@ def _phrase_matcher(phrase: str, ignore_case: bool):
 # count ("它是cat和dog" has 2), "안녕하세요 세계" has 2, "3.5" is 2 and "don't" 1, as the scorer counts.
 _HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HAN = re.compile(f"[{_HAN_RANGES}]")
+_HAN_RUN = re.compile(f"[{_HAN_RANGES}]+")
 # The scorer's word, a run of letters/digits joined by "-" or "'", read where Han characters are
 # separators: with Han left out of the letters instead of substituted by spaces (a Han character is
 # neither a letter there nor a joiner, as a space is not), and with no whitespace squashed (a
@@ -1438,7 +1439,11 @@ _DROP_PUNCTUATION = _DropPunctuation()
 
 
 def _punctuation_among(text: str) -> str:
-    """The punctuation characters among ``text``'s distinct ones."""
+    """The punctuation characters among ``text``'s distinct ones. On long text that is mostly Han
+    (no Han character is punctuation), the Han runs are cut out first: hashing every character into
+    the set cost 0.05 s/MB on Chinese text, the cut a third of that."""
+    if len(text) > 100_000 and len(_HAN.findall(text, 0, 4096)) > 2048:
+        text = _HAN_RUN.sub("", text)
     return "".join(char for char in set(text) if _DROP_PUNCTUATION[ord(char)] is None)
 
 
@@ -1501,7 +1506,7 @@ _SINGLE_QUOTED = re.compile(r"'(?<!\w')([^'\n]+)'(?!\w)")
 def _quoted_segments(text: str) -> list[str]:
     plain = normalize_quotes(text, extended=True)
     segments = re.findall(r'"([^"\n]+)"', plain) + _SINGLE_QUOTED.findall(plain)
-    return [s.strip() for s in segments if s.strip()]
+    return list(filter(None, map(str.strip, segments)))  # (stripped and non-empty, in C)
 
 
 def _scorer_segments(text: str, quoted_text: list[str] | None = None, text_lines: list[str] | None = None) -> list[str]:
