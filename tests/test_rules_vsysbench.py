@@ -802,6 +802,11 @@ SOURCES = [
     ),
     case("铁塔很高[Visible]。建于1889年[External]。", TAGS, True, id="cjk"),
     case("A tower “[Visible]”.", {"tags": ["[Visible]"]}, True, id="curly-quotes"),
+    # no tag anywhere in the text (its shortcut): a marks-only paragraph still joins the one before,
+    # a heading is still skipped
+    case("First paragraph.\n\n...\n\nSecond.", {"tags": ["[V]"], "granularity": "paragraph"}, False,
+         "2 of 2 paragraphs.*'First paragraph. ...'", id="tagless-marks-paragraph"),
+    case("First one.\n# Heading\nSecond one.", {"tags": ["[V]"]}, False, "2 of 2 sentences", id="tagless-heading"),
 ]
 
 

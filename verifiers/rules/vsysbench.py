@@ -1217,21 +1217,28 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     # (a unit with a character that is neither stripped nor in a tag keeps it through every removal
     # and the strip: it is no tag-only unit, found without the removals)
     tag_or_strip = "".join(set(_TAG_ONLY_STRIP).union(*tags))
-    firsts = "".join(map(operator.itemgetter(0), raw))
-    others = [m.start() for m in re.finditer("[" + re.escape("".join(sorted(special))) + "]", firsts)]
-    # of those, only a unit that starts with a tag or "#", or is nothing but tags and stripped
-    # characters, can be other than kept as it is (found in C: a quote or a mark starts many units,
-    # and on "[x. " lines every unit is made of tag characters: the removals are made there too, in
-    # the loop's order)
-    candidates = list(map(raw.__getitem__, others))
-    maybe_tag_only = list(map(operator.not_, map(str.strip, candidates, itertools.repeat(tag_or_strip))))
-    rests = list(itertools.compress(candidates, maybe_tag_only))
-    for t in tags:
-        rests = list(map(str.replace, rests, itertools.repeat(t), itertools.repeat("")))
-    tag_only = iter(map(operator.not_, map(str.strip, rests, itertools.repeat(_TAG_ONLY_STRIP))))
-    tag_only_flags = [next(tag_only) if maybe else False for maybe in maybe_tag_only]
-    others = list(itertools.compress(others, map(
-        operator.or_, map(str.startswith, candidates, itertools.repeat((*starts, "#"))), tag_only_flags)))
+    tagless = not any(map(text.__contains__, tags))
+    if tagless and granularity == "sentence" and "#" not in text:
+        # no unit starts with a tag or is a heading, and none is tag-only: a sentence holds a letter
+        # or digit (split_sentences drops the other pieces), which no stripping takes and, with no
+        # tag in the text, no removal either
+        others = []
+    else:
+        firsts = "".join(map(operator.itemgetter(0), raw))
+        others = [m.start() for m in re.finditer("[" + re.escape("".join(sorted(special))) + "]", firsts)]
+        # of those, only a unit that starts with a tag or "#", or is nothing but tags and stripped
+        # characters, can be other than kept as it is (found in C: a quote or a mark starts many units,
+        # and on "[x. " lines every unit is made of tag characters: the removals are made there too, in
+        # the loop's order)
+        candidates = list(map(raw.__getitem__, others))
+        maybe_tag_only = list(map(operator.not_, map(str.strip, candidates, itertools.repeat(tag_or_strip))))
+        rests = list(itertools.compress(candidates, maybe_tag_only))
+        for t in tags:
+            rests = list(map(str.replace, rests, itertools.repeat(t), itertools.repeat("")))
+        tag_only = iter(map(operator.not_, map(str.strip, rests, itertools.repeat(_TAG_ONLY_STRIP))))
+        tag_only_flags = [next(tag_only) if maybe else False for maybe in maybe_tag_only]
+        others = list(itertools.compress(others, map(
+            operator.or_, map(str.startswith, candidates, itertools.repeat((*starts, "#"))), tag_only_flags)))
     done = 0
     for i in others:
         units += raw[done:i]
@@ -1255,7 +1262,7 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     units += raw[done:]
     if not units:
         return Check(False, f"no {granularity} to tag")
-    missing = _count_untagged(units, tags, params["placement"])
+    missing = len(units) if tagless else _count_untagged(units, tags, params["placement"])  # (no tag: none has one)
     if missing:
         how = "end with" if params["placement"] == "end" else "contain"
         first = next(u for u in units if not _tagged(u, tags, params["placement"]))
