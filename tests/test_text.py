@@ -1365,3 +1365,38 @@ def test_treebank_final_period_steps_equal_their_patterns():
             want_pattern = regex.compile(pattern)
             for text in pieces:
                 assert " ".join(compiled.split(text)) == want_pattern.sub(repl, text), (pattern, text)
+
+
+def test_treebank_context_markers_equal_the_former_subs():
+    """_mark_contexts (str.replace per whitespace character) puts in the markers that the former re.sub
+    passes with a Python function per match put in: before each chunk starting with " or '', after each
+    ending with ', by the whitespace next to it or the sentence's edge. Equal on random sentences of
+    quotes, apostrophes, letters and every whitespace character the keyed sentences can hold."""
+    import random
+    import re
+
+    from ifpo.verifiers import _treebank
+
+    quote_start = re.compile("(?:^|(?<=(\\s)))(?=\"|'')")
+    apostrophe_end = re.compile("(?<=')(?=(\\s)|\\Z)")
+
+    def former(s: str) -> str:
+        marked = s
+        if '"' in s or "''" in s:
+            marked = quote_start.sub(lambda m: _treebank._BEFORE.get(m.group(1) or "", "\ufdd2"), marked)
+        if "'" in s:
+            marked = apostrophe_end.sub(lambda m: _treebank._AFTER.get(m.group(1) or "", "\ufdd5"), marked)
+        return marked
+
+    rng = random.Random(12)
+    # every whitespace character a keyed sentence can hold (Python's own, less the four U+001C-U+001F)
+    spaces = [c for c in map(chr, range(0x3001)) if c.isspace() and not "\x1c" <= c <= "\x1f"]
+    atoms = ['"', "'", "''", '"', "'", "a", "b.", "`", " ", " ", *spaces]
+    checked = 0
+    for _ in range(20000):
+        s = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 14)))
+        if not s.split():
+            continue
+        checked += 1
+        assert _treebank._mark_contexts(s) == former(s), repr(s)
+    assert checked > 15000
