@@ -563,7 +563,15 @@ def _abbreviations(text: str) -> str:
 # cheap necessary conditions of the passes they guard (a text of marks and nothing else skips them)
 _LIST_HINT = re.compile(r"[0-9a-z][.)]")
 _LETTER_PERIOD_HINT = re.compile(r"[A-Za-z]\.")
-_DIGIT_HINT = re.compile(r"[0-9]")
+class _DigitHint:
+    """Whether a text holds an ASCII digit: ten substring searches (a class scan cost 3 ms/MB)."""
+
+    @staticmethod
+    def search(text: str) -> bool:
+        return any(map(text.__contains__, "0123456789"))
+
+
+_DIGIT_HINT = _DigitHint()
 _POSSESSIVE_HINT = re.compile("'s")
 _PROTECTED_DOT_HINT = re.compile(_DOT)
 _BANG_HINT = re.compile("!")
@@ -855,7 +863,7 @@ def split_lines_into_sentences(text: str) -> list[str]:
     norm, masked = _masked(norm)
     masked = _settle_openers(masked)
     sep = "\x00" if "\x00" not in norm else "\ue000"
-    if _OWN_MARKS.search(norm):  # the text holds this module's markers: take the text's characters
+    if not norm.isascii() and _OWN_MARKS.search(norm):  # this module's markers in the text: take its characters
         joined = sep.join(norm[a:b] for a, b in (m.span() for m in _READ.finditer(masked)))
     else:
         joined = _unmask(sep.join(_READ.findall(_without_wordless_lines(masked))))
