@@ -1103,7 +1103,7 @@ def test_metadata_block_starts_skip_only_lines_no_parser_accepts(monkeypatch):
         text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 16)))
         encoding = rng.choice([None, "json_line", "yaml_block", "bracket_block", "hashtags"])
         position = rng.choice(["top", "end", "after_first_paragraph"])
-        marker = rng.choice([None, None, "[META]", "[M]", "<<", "#"])
+        marker = rng.choice([None, None, "[META]", "[M]", "<<", "#", "[M] ", " #", "a\x85b", "---"])
         cases.append((text, {"position": position, "encoding": encoding, "marker": marker,
                              "required_fields": rng.choice([["a"], ["a", "b"], ["c"]])}))
     got = [run_checker(ctype, text, params) for text, params in cases]
@@ -1111,5 +1111,32 @@ def test_metadata_block_starts_skip_only_lines_no_parser_accepts(monkeypatch):
         k for k in range(len(lines)) if lines[k].strip()))
     want = [ctype.checker(text, resolve_params(ctype, params)) for text, params in cases]
     assert got == want
-    assert 30 < sum(w.passed for w in want) < len(want) - 100
+    assert 20 < sum(w.passed for w in want) < len(want) - 100
     assert sum("found one at line" in w.reason for w in want) > 100
+
+
+def test_metadata_block_starts_equal_the_per_line_tests():
+    # the joined-lines search names exactly the lines whose stripped form starts with the head (equals
+    # the YAML marker); heads with outer whitespace or a line end keep the per-line tests
+    import itertools
+    import operator
+    import random
+
+    from ifpo.verifiers.rules import vsysbench as vs
+
+    def former(lines, encoding, marker):
+        stripped = map(str.strip, lines)
+        if encoding == "yaml_block":
+            flags = map(operator.eq, stripped, itertools.repeat(marker)) if marker else stripped
+        else:
+            head = marker or {"bracket_block": "[META]", "json_line": "{", "hashtags": "#"}[encoding]
+            flags = map(str.startswith, stripped, itertools.repeat(head))
+        return list(itertools.compress(itertools.count(), flags))
+
+    rng = random.Random(29)
+    atoms = ["[META]", "[M]", "[M] ", "{", "#", " ", "\t", "\u3000", "x", "---", "<<", "a", "\x85", "b", "", "a", "b"]
+    for _ in range(5000):
+        lines = ["".join(rng.choice(atoms) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(0, 8))]
+        encoding = rng.choice(["json_line", "yaml_block", "bracket_block", "hashtags"])
+        marker = rng.choice([None, "[META]", "[M]", "[M] ", " #", "a\x85b", "a\nb", "---", "<<", "x"])
+        assert list(vs._meta_starts(lines, encoding, marker)) == former(lines, encoding, marker), (lines, marker)
