@@ -280,6 +280,16 @@ def test_single_quote_patterns_equal_their_former_forms():
         assert bool(_sbd._LEADING_APOSTROPHE_WORD.search(text)) == bool(leading.search(text)), repr(text)
 
 
+def test_exclamation_words_protect_what_the_alternation_did():
+    # pysbd's alternation of the words, longest first, against the "!"-first search
+    words = _sbd._data()["exclamation_words"]
+    former = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+    current = _sbd._patterns()["exclamation_words"]
+    pieces = ["!", "Y", "Kung", "-Ekoka", "Xuun", "Xun", "Xũ", "ahoo", "um", "J", "ǃ", "ʼO", " ", "a", "Hu", *words]
+    for text in _texts(pieces, 6000, seed=18, longest=12):
+        assert current.sub(_sbd._protect_match, text) == former.sub(_sbd._protect_match, text), text
+
+
 # --- other text passes rewritten the same way ------------------------------------------------------
 
 def _former_nonblank_lines(text: str) -> list[str]:
