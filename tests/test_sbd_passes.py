@@ -290,6 +290,17 @@ def test_exclamation_words_protect_what_the_alternation_did():
         assert current.sub(_sbd._protect_match, text) == former.sub(_sbd._protect_match, text), text
 
 
+def test_quote_splits_per_quote_character_equal_the_one_pattern():
+    former = re.compile(r"([\"'“”])(?<=[!?.\-][\"'“”])\s(?=[A-Z])")
+    pieces = ['"', "'", "“", "”", "!", "?", ".", "-", " ", "\t", "\n", "A", "b", "\x00", '." A', "!' B", "?” C"]
+    for text in _texts(pieces, 6000, seed=19):
+        current = text
+        for quote, rule in _sbd._QUOTES_THEN_CAPITAL:
+            if quote in current:
+                current = rule.sub(quote + "\x00", current)
+        assert current == former.sub("\\1\x00", text), repr(text)
+
+
 # --- other text passes rewritten the same way ------------------------------------------------------
 
 def _former_nonblank_lines(text: str) -> list[str]:

@@ -264,8 +264,10 @@ _ROMAN = {}
 for _i, _r in enumerate("i ii iii iv v vi vii viii ix x xi xii xiii xiv x xi xii xiii xv xvi xvii xviii xix xx".split()):
     _ROMAN.setdefault(_r, _i)
 
-# after the sentences are read: 'He said "Hi." She left.' splits after the quote
-_QUOTE_THEN_CAPITAL = re.compile(r"([\"'“”])(?<=[!?.\-][\"'“”])\s(?=[A-Z])")
+# after the sentences are read: 'He said "Hi." She left.' splits after the quote (pysbd's
+# "([\"'“”])(?<=[!?.\-][\"'“”])\s(?=[A-Z])", one quote character each: a literal first; run one
+# after another, as a match takes a space before a capital, which no other match reads)
+_QUOTES_THEN_CAPITAL = tuple((q, re.compile(re.escape(q) + rf"(?<=[!?.\-]{re.escape(q)})\s(?=[A-Z])")) for q in "\"'“”")
 
 # a double mark ("?!", "!!") becomes one of these (its first mark) and one that ends a sentence
 _PAIR_START = {"?": "\ue011", "!": "\ue012"}
@@ -875,9 +877,10 @@ def split_lines_into_sentences(text: str) -> list[str]:
         joined = sep.join(norm[a:b] for a, b in (m.span() for m in _READ.finditer(masked)))
     else:
         joined = _unmask(sep.join(_READ.findall(_without_wordless_lines(masked))))
-    if '"' in joined or "'" in joined or "”" in joined or "“" in joined:
-        # 'He said "Hi." She left.': pysbd splits a sentence after such a quote once it is read
-        joined = _QUOTE_THEN_CAPITAL.sub(r"\1" + sep, joined)
+    # 'He said "Hi." She left.': pysbd splits a sentence after such a quote once it is read
+    for quote, rule in _QUOTES_THEN_CAPITAL:
+        if quote in joined:
+            joined = rule.sub(quote + sep, joined)
     # pieces without a letter or digit (a stray "!", "...", a run of marks) are not sentences
     joined = (_NO_ALNUM_PIECE if sep == "\x00" else _NO_ALNUM_PIECE_PUA).sub("", sep + joined)
     return joined.split(sep)[1:]
