@@ -773,3 +773,22 @@ def test_list_checks_equal_the_former_list_item_scan():
             checked += 1
             passed += verdict.passed
     assert 300 < passed < checked - 300
+
+
+def test_list_items_with_numbers_longer_than_int_reads_give_verdicts():
+    # an item number of more digits than int() converts from text (4300) raised ValueError out of
+    # every list checker; leading zeros of any script do not count, a number still too long compares
+    # as a number above any count
+    from ifpo.verifiers.text import list_items
+
+    long_one = "1" * 5000
+    items = list_items(f"- a\n{long_one}. x\n{'0' * 5000}2. y\n{chr(0x660) * 4400}{chr(0x663)}) z\n7. w")
+    numbers = [i.number for i in items]
+    assert numbers[0] is None and numbers[2:] == [2, 3, 7]
+    assert 10 ** 4999 <= numbers[1] <= (10 ** 5000 - 1) // 9  # at most the value of 5000 ones
+    text = f"- a\n- b\n{long_one}. x"
+    sequential = {"min_items": 1, "allow_text": True, "require_sequential": True}
+    assert vc.check_numbered_list(text, sequential).reason.startswith(f"line 3 is numbered '{long_one[:20]}")
+    assert vc.check_bullet_list(text, {"min_items": 2, "allow_text": True}).passed
+    assert vc.check_markdown(f"{long_one}. x\n- a", {"elements": ["list"]}).passed
+    assert vc.check_numbered_list(f"{'0' * 5000}1. x\n2. y", sequential).passed

@@ -512,7 +512,31 @@ def iter_list_items(text: str) -> Iterator[ListItem]:
         if number is None:
             yield new(ListItem, ("bullet", bullet, None, bullet_text.strip(), line))
         else:
-            yield new(ListItem, ("numbered", number + delimiter, int(number), numbered_text.strip(), line))
+            try:
+                value = int(number)
+            except ValueError:  # more digits than int() reads from text
+                value = _long_item_number(number)
+            yield new(ListItem, ("numbered", number + delimiter, value, numbered_text.strip(), line))
+
+
+def _long_item_number(digits: str) -> int:
+    """An item number of more digits than ``int()`` converts from text (Python's 4300-digit limit,
+    ``sys.get_int_max_str_digits``), which raised ValueError out of every list checker: its leading
+    zeros (of any script) dropped, and a number still too long stands as ``10 ** (digits - 1)``, at
+    most its value and above any count or position a response can hold, so comparing it with one
+    decides as its value would."""
+    significant = digits.lstrip(_decimal_zeros())
+    try:
+        return int(significant or "0")
+    except ValueError:
+        return 10 ** (len(significant) - 1)
+
+
+@lru_cache(maxsize=1)
+def _decimal_zeros() -> str:
+    import unicodedata
+
+    return "".join(c for c in map(chr, range(0x110000)) if c.isdecimal() and unicodedata.digit(c) == 0)
 
 
 def bullet_item_lines(text: str) -> list[int]:
