@@ -1400,3 +1400,62 @@ def test_treebank_context_markers_equal_the_former_subs():
         checked += 1
         assert _treebank._mark_contexts(s) == former(s), repr(s)
     assert checked > 15000
+
+
+def test_treebank_clitic_passes_equal_nltks_patterns():
+    """The two clitic passes on the stdlib engine (a space put before each apostrophe the first one
+    splits off; the second as split and join, its look-behind after the clitic) give the string NLTK's
+    patterns give (the regex engine, " \\1 "), on random strings of clitics, apostrophes, letters and
+    spaces (whitespace is only spaces there: it was collapsed before)."""
+    import random
+
+    import regex
+    from ifpo.verifiers import _treebank
+
+    first = regex.compile(r"(?<=[^' ])('[sS]|'[mM]|'[dD]|') ")
+    second = regex.compile(r"(?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ")
+    (pattern, repl, _), = _treebank._passes("\ufdd9", True).clitics
+    rng = random.Random(13)
+    atoms = ["'", "'", "s", "S", "m", "M", "d", "D", "ll", "LL", "re", "RE", "ve", "VE", "n", "t", "T", "N",
+             "n't", "N'T", "'s", "x", " ", " ", "  ", "\ufdd9"]
+    for _ in range(20000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 14)))
+        assert pattern.sub(repl, text) == first.sub(r" \1 ", text), repr(text)
+        assert " ".join(_treebank._CLITICS_2.split(text)) == second.sub(r" \1 ", text), repr(text)
+
+
+def test_treebank_skipped_steps_could_not_have_matched():
+    """Where the tokenizer skips a step because what every match needs is absent (a literal step's
+    needs, a period after another character for the final-period steps, an ASCII letter for the
+    contractions, two touching brackets for the long-tail cut), the step leaves the text as it is:
+    on random strings, runs of periods and texts without letters."""
+    import random
+
+    from ifpo.verifiers import _treebank
+
+    identity = bench_modules.load("treebank_identity")
+    rng = random.Random(14)
+    texts = [identity.random_string(rng) for _ in range(3000)]
+    texts += ["." * rng.randint(1, 30) + rng.choice(["", " ", ")", "'", ". .", "\ufdd9", "\ufdd9."]) for _ in range(300)]
+    texts += ["".join(rng.choice(".,:;'\"`()[]{}<> -!?0123456789\n\u00bb\u201d\u2019") for _ in range(rng.randint(1, 20)))
+              for _ in range(3000)]
+    skipped = {"literal": 0, "gated": 0, "contractions": 0, "brackets": 0}
+    for sep in (None, "\ufdd9"):
+        for tail in (False, True):
+            passes = _treebank._passes(sep, tail)
+            for text in texts:
+                for pattern, repl, needs in passes.before_pad + passes.after_pad:
+                    if pattern is None and repl.needs is not None and not any(n in text for n in repl.needs):
+                        skipped["literal"] += 1
+                        assert repl.run(text) == text, (needs, text)
+                    if isinstance(pattern, _treebank._Gated) and pattern.gate.search(text) is None:
+                        skipped["gated"] += 1
+                        assert pattern.pattern.split(text) == [text], text
+                if _treebank._ASCII_LETTER.search(text) is None and not any(c in text for c in "\u0130\u0131\u017f"):
+                    skipped["contractions"] += 1
+                    assert all(p.sub(r" \1 \2 ", text) == text for p in passes.contractions), text
+    for text in texts:
+        if _treebank._BRACKET_PAIR.search(text) is None:
+            skipped["brackets"] += 1
+            assert _treebank._LAST_BRACKET_PAIR.search(text) is None, text
+    assert min(skipped.values()) > 100, skipped

@@ -64,6 +64,7 @@ _LONG = 1000  # chunks longer than this are cut between adjacent brackets (deep 
 _BRACKET_RUN = re.compile(r"[\[\](){}<>]{3,}")
 # The last position between two adjacent brackets (searched backwards).
 _LAST_BRACKET_PAIR = regex.compile(r"(?r)(?<=[\[\](){}<>])(?=[\[\](){}<>])")
+_BRACKET_PAIR = re.compile(r"[\[\](){}<>]{2}")
 _CACHE_LIMIT = 100_000  # entries before the cache is emptied (bounds memory on huge varied inputs)
 _CACHE_KEY_MAX = 200  # longer pieces are tokenized without being cached
 
@@ -147,9 +148,13 @@ class _Passes:
             # its two groups are one. Whitespace spelt out as the regex engine's \s (_WS_CLASS); a test
             # runs both ways.
             ws = re.escape(_WS_CLASS)
-            self.before_pad[final_period] = (re.compile(
-                rf"(\.)(?<=[^.{x}]\.)([\])}}>\"'\u00bb\u201d\u2019 ]*+)[{ws}]*{end_all}"), _PAD, dot)
-            self.before_pad[final_period_2] = (re.compile(rf"(\.(?<=[^.{x}]\.)[\])}}>\"']*)[{ws}]*{end_all}"), _PAD, dot)
+            # (Each is tried at every period, so only where a period follows another character: a run
+            # of periods costs a scan for that pair, not a try per period.)
+            after_other = re.compile(rf"[^.{x}]\.")
+            self.before_pad[final_period] = (_Gated(re.compile(
+                rf"(\.)(?<=[^.{x}]\.)([\])}}>\"'\u00bb\u201d\u2019 ]*+)[{ws}]*{end_all}"), after_other), _PAD, dot)
+            self.before_pad[final_period_2] = (_Gated(re.compile(
+                rf"(\.(?<=[^.{x}]\.)[\])}}>\"']*)[{ws}]*{end_all}"), after_other), _PAD, dot)
         if sep is not None:
             # - a " opening a piece: right after the separator, or at the very start;
             assert steps[2][0] == start + '"', steps[2]
@@ -166,14 +171,20 @@ class _Passes:
         ]
         self.sources += after
         self.after_pad = [_compiled(*step) for step in after]
+        # A literal step whose needs are fewer strings than the ones it looks for first looks for its needs
+        # (a quote or a comma in the text): the step is skipped in fewer scans where none occurs.
+        for pattern, repl, needs in self.before_pad + self.after_pad:
+            if pattern is None:
+                repl.needs = needs if len(needs) < len(repl.pairs) + len(repl.unless) + (repl.then is not None) else None
         # (look-behinds: a match ends in a space, which the next one's first class excludes)
         # (each with the strings a match ends with: a pass whose strings are all absent is skipped)
+        # (NLTK's (?<=[^' ])('[sS]|'[mM]|'[dD]|') with " \1 ": a space put before each such apostrophe. On the
+        # stdlib engine, the apostrophe first and the rest looked at around it, so that the search skips
+        # to an apostrophe in C; a match is one character and the replacement a literal: no template.)
         self.clitics = [
-            (regex.compile(r"(?<=[^' ])('[sS]|'[mM]|'[dD]|') "), r" \1 ", ("' ", "'s ", "'S ", "'m ", "'M ", "'d ", "'D ")),
+            (re.compile("'(?<=[^' ]')(?=[sSmMdD]? )"), " '", ("' ", "'s ", "'S ", "'m ", "'M ", "'d ", "'D ")),
         ]
-        # The second clitic pass, (?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) , runs with only the
-        # alternatives whose string (+ a space) occurs, found by _CLITICS_2 (an absent one cannot
-        # match; they never match at the same place): a search for a few literals is much cheaper.
+        # The second clitic pass is _CLITICS_2.
         # The contractions use the stdlib engine, as NLTK compiles them.
         words = [
             r"(?i)\b(can)(not)\b",
@@ -194,7 +205,8 @@ class _Passes:
     def run(self, text: str) -> str:
         for pattern, repl, needs in self.before_pad:
             if pattern is None:  # literal strings replaced: str.replace, fastest
-                text = repl.run(text)
+                if repl.needs is None or any(n in text for n in repl.needs):
+                    text = repl.run(text)
             elif any(n in text for n in needs):
                 text = " ".join(pattern.split(text)) if repl is _PAD else pattern.sub(repl, text)
         if self.sep is None:
@@ -203,7 +215,8 @@ class _Passes:
             text = " " + text.replace(self.sep, f" {self.sep} ")
         for pattern, repl, needs in self.after_pad:
             if pattern is None:
-                text = repl.run(text)
+                if repl.needs is None or any(n in text for n in repl.needs):
+                    text = repl.run(text)
             elif any(n in text for n in needs):
                 text = " ".join(pattern.split(text)) if repl is _PAD else pattern.sub(repl, text)
         if any(c in text for c in _SPLIT_ONLY_WS):  # (four `in`s: a class search costs 30x that)
@@ -219,13 +232,14 @@ class _Passes:
         for pattern, repl, needs in self.clitics:
             if any(n in text for n in needs):
                 text = pattern.sub(repl, text)
-        present = tuple(sorted(set(_CLITICS_2.findall(text))))  # (one scan; eight `in`s cost twice that)
-        if present:
-            text = _clitic_pass(present).sub(r" \1 ", text)
+        if "'" in text:  # (every alternative holds one)
+            text = " ".join(_CLITICS_2.split(text))
         # Under re's case folding only these non-ASCII letters match the contractions' letters
         # (i: U+0130, U+0131; s: U+017F); elsewhere a match is ASCII and needs its literal in the
         # lowered text, and in its ASCII characters alone (what is between stays between).
         folded = "\u0130" in text or "\u0131" in text or "\u017f" in text
+        if not folded and _ASCII_LETTER.search(text) is None:  # (a run of periods: no lowered copy)
+            return text
         lowered = text.encode("ascii", "ignore").lower()
         for pattern, literal in zip(self.contractions, self.literals):
             if folded or literal in lowered:
@@ -233,14 +247,13 @@ class _Passes:
         return text
 
 
-# The strings a match of the second clitic pass ends with (they cannot overlap: each ends in a space).
-_CLITICS_2 = re.compile("'ll |'LL |'re |'RE |'ve |'VE |n't |N'T ")
-
-
-@lru_cache(maxsize=256)
-def _clitic_pass(present: tuple[str, ...]) -> regex.Pattern[str]:
-    """The second clitic pass with only the alternatives of ``present`` (each string + a space)."""
-    return regex.compile(r"(?<=[^' ])(" + "|".join(n[:-1] for n in present) + ") ")
+# NLTK's second clitic pass, (?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) with " \1 ", run as split and join
+# (the group, then the space its match ends with: " ".join puts a space on each side of the group).
+# On the stdlib engine with the look-behind after the three characters every alternative has, so that
+# the search skips in C to a character some alternative starts with (the regex engine tried the
+# look-behind at every position).
+_ASCII_LETTER = re.compile("[A-Za-z]")
+_CLITICS_2 = re.compile("('ll|'LL|'re|'RE|'ve|'VE|n't|N'T)(?<=[^' ]...) ")
 
 
 def _pad_step(groups: list[str]) -> tuple[str, str, tuple[str, ...]]:
@@ -277,12 +290,13 @@ class _Literal:
     text's first characters too; then the ``then`` pattern, if any. Where one of ``unless`` occurs,
     the ``fallback`` step (pattern, replacement, needs) runs instead."""
 
-    __slots__ = ("pairs", "unless", "first", "then", "fallback")
+    __slots__ = ("pairs", "unless", "first", "then", "fallback", "needs")
 
     def __init__(self, pairs: list[tuple[str, str]], unless: tuple[str, ...] = (),
                  first: tuple[str, str] | None = None, then: tuple[Any, str] | None = None,
                  fallback: tuple[Any, Any, tuple[str, ...]] | None = None) -> None:
         self.pairs, self.unless, self.first, self.then, self.fallback = pairs, unless, first, then, fallback
+        self.needs: tuple[str, ...] | None = None  # set by _Passes: strings looked for before the step runs
 
     def run(self, text: str) -> str:
         if self.fallback is not None and any(u in text for u in self.unless):
@@ -296,6 +310,19 @@ class _Literal:
         if self.then is not None:
             text = self.then[0].sub(self.then[1], text)
         return text
+
+
+class _Gated:
+    """A compiled pattern (of a padding step: run as split and join) whose every match holds a match of
+    ``gate``: where the gate finds none, ``split`` gives the text as it is without running the pattern."""
+
+    __slots__ = ("pattern", "gate")
+
+    def __init__(self, pattern: re.Pattern[str], gate: re.Pattern[str]) -> None:
+        self.pattern, self.gate = pattern, gate
+
+    def split(self, text: str) -> list[str]:
+        return self.pattern.split(text) if self.gate.search(text) else [text]
 
 
 @lru_cache(maxsize=8)
@@ -608,7 +635,8 @@ def _sentence_keys(s: str, keys: list[object]) -> None:
         # before is tokenized as head chunks, the rest as the tail.
         dot = s.rfind(".", a, b)
         upper = dot - 1 if dot >= 0 else b - 1  # the last allowed cut index
-        m = _LAST_BRACKET_PAIR.search(s[a : upper + 1])
+        # (the reverse search only where two brackets touch: a 1 MB run of periods has none)
+        m = _LAST_BRACKET_PAIR.search(s[a : upper + 1]) if _BRACKET_PAIR.search(s, a, upper + 1) else None
         cut = a + m.start() if m else 0
         if cut > a:
             _chunk_keys(s, a, cut, keys, strings)
