@@ -1230,11 +1230,11 @@ def vsys_source_tags(response: str, params: Mapping[str, Any]) -> Check:
     # and the strip: it is no tag-only unit, found without the removals)
     tag_or_strip = "".join(set(_TAG_ONLY_STRIP).union(*tags))
     tagless = not any(map(text.__contains__, tags))
-    if tagless and granularity == "sentence" and "#" not in text:
-        # no unit starts with a tag or is a heading, and none is tag-only: a sentence holds a letter
-        # or digit (split_sentences drops the other pieces), which no stripping takes and, with no
-        # tag in the text, no removal either
-        others = []
+    if tagless and granularity == "sentence":
+        # no unit starts with a tag, and none is tag-only: a sentence holds a letter or digit
+        # (split_sentences drops the other pieces), which no stripping takes and, with no tag in the
+        # text, no removal either; only a unit starting with "#" may be other than kept (a heading)
+        others = [m.start() for m in re.finditer("#", "".join(map(operator.itemgetter(0), raw)))] if "#" in text else []
     else:
         firsts = "".join(map(operator.itemgetter(0), raw))
         others = [m.start() for m in re.finditer("[" + re.escape("".join(sorted(special))) + "]", firsts)]
