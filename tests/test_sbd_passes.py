@@ -321,7 +321,7 @@ def test_nonblank_lines_equals_its_former_form():
 # --- the hints that skip passes are only shortcuts --------------------------------------------------
 
 HINTS = ("_LIST_HINT", "_LETTER_PERIOD_HINT", "_DIGIT_HINT", "_POSSESSIVE_HINT", "_PROTECTED_DOT_HINT",
-         "_BANG_HINT", "_QUOTE_OR_OPENER", "_DOUBLE_PUNCT", "_REFERENCE_HINT")
+         "_BANG_HINT", "_QUOTE_OR_OPENER", "_DOUBLE_PUNCT", "_REFERENCE_HINT", "_CAPITAL_HINT")
 
 
 class _Found:  # a hint whose search always finds something
@@ -337,7 +337,8 @@ def test_masking_is_the_same_with_every_hint_forced(monkeypatch):
     texts = _texts(["a", "B", "Co", " KG", "'s", "1", "12", ".", ". ", "!", "?", "!!", "?!", "(", ")", '"', "'", " ",
                     "\n", "p.m.", "U.S.", "I", " The ", "e.g.", "Dr.", "...", " . ", "°", "[1]", "x@y.com", "a)",
                     "(i)", "\ue003", "3.5", "1. ", "2. ", "P.M. The", "A.M. He", "i.v. It", "Yahoo!", "ǃXo", "Y!J", "!!!",
-                    "?!?", "a!!!! ", "as shown.12 The", "x.[1] A", "\ue003[2]", ".3 B", "a\ue0034 C", "9.9", "8)"], 4000, seed=11)
+                    "?!?", "a!!!! ", "as shown.12 The", "x.[1] A", "\ue003[2]", ".3 B", "a\ue0034 C", "9.9", "8)", "_.", "_", "x",
+                    "....", "... Z", ".... Q", "...\tW"], 4000, seed=11)
     texts += list(bench_modules.load("checker_scaling").shapes(20_000).values())
     expected = [_sbd._masked(t) for t in texts]
     for name in HINTS:

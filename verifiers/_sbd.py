@@ -603,6 +603,17 @@ class _ReferenceHint:
 
 _REFERENCE_HINT = _ReferenceHint()
 
+
+class _CapitalHint:
+    """Whether a text holds an ASCII capital: 26 substring searches (each a fast scan)."""
+
+    @staticmethod
+    def search(text: str) -> bool:
+        return any(map(text.__contains__, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+
+
+_CAPITAL_HINT = _CapitalHint()
+
 _QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
 # (only its first character can start a bracketed or quoted sentence: the reading below takes the
 # rest of a line without a terminator in one piece)
@@ -650,7 +661,8 @@ def _masked(text: str) -> tuple[str, str]:
         breaks = {x.start(2) for x in _NUMBERED_REFERENCE.finditer(cur)}
         cur = _NUMBERED_REFERENCE.sub(lambda x: _DOT + x.group(1) + x.group(2), cur)
         text, cur = _with_breaks(text, breaks), _with_breaks(cur, breaks)
-    cur = _EMAIL_ETC.sub(_EDOT, cur)
+    if letter_period or digits or "_." in cur:  # (what the rule needs before its period)
+        cur = _EMAIL_ETC.sub(_EDOT, cur)
     if _EDOT in cur:
         if _EDOT_CHAIN.search(cur):
             cur = _EDOT_CHAIN.sub(_consume_chain, cur)
@@ -661,7 +673,8 @@ def _masked(text: str) -> tuple[str, str]:
         for rule, replacement in _ELLIPSIS_RULES[:2]:
             cur = rule.sub(replacement, cur)
     if "..." in cur:
-        for rule, replacement in _ELLIPSIS_RULES[2:]:
+        # (the first two need a capital after the ellipsis: on a run of periods each is tried at every one)
+        for rule, replacement in _ELLIPSIS_RULES[2:] if _CAPITAL_HINT.search(cur) else _ELLIPSIS_RULES[4:]:
             cur = rule.sub(replacement, cur)
     # pysbd reads a piece that holds no terminator by now as one sentence, quotes and brackets
     # too; its brackets and quotes are swapped out so the reading below does the same
@@ -842,9 +855,8 @@ def _without_wordless_lines(masked: str) -> str:
     read from such a line is dropped anyway (the reading never crosses a line, the quote split after
     it needs a capital, and a marker stands for a mark, no letter), and reading them cost a third of
     the time on a text of punctuation lines."""
-    if not _WORDLESS_LINE.search("\n" + masked):
-        return masked
-    return _WORDLESS_LINE.sub("", "\n" + masked)[1:]
+    dropped, found = _WORDLESS_LINE.subn("", "\n" + masked)  # (one scan: a search first read a long one twice)
+    return dropped[1:] if found else masked
 
 
 # whitespace next to a line break, or a line end other than "\n": a text with neither is its own
