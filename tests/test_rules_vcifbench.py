@@ -617,6 +617,8 @@ def test_markdown_joined_patterns_match_the_lines_their_line_patterns_match():
     # crosses a line end, and the lines it finds are exactly those the line's own pattern matches
     import random
 
+    from ifpo.verifiers.text import list_items
+
     rng = random.Random(3)
     atoms = ["#", "# ", "*", "**", "_", "__", "|", "---", "-", "`", "```", "~~~", "[a](b)", "](", ">", " ",
              "\t", "x", "\n", "\n", "\u3000", "\x1f", "- - -", "[", "]", "(", ")", '"', ' "t"', "!", "a_b", ":",
@@ -635,7 +637,7 @@ def test_markdown_joined_patterns_match_the_lines_their_line_patterns_match():
                 assert "\n" not in joined[m.start() + 1:m.end()], (element, lines, m)
                 found.add(sum(1 for q in starts if q <= m.start()) - 1)
             expected = {i for i, line in enumerate(lines) if pattern.search(line)
-                        and not (element == "rule" and vc.list_items(line))}  # a list item is no rule
+                        and not (element == "rule" and list_items(line))}  # a list item is no rule
             assert found == expected, (element, lines)
 
 
@@ -749,19 +751,43 @@ def _former_list_check(response, params, kind):
     return None, text, items
 
 
+def _former_numbered_list(response, params):
+    from ifpo.verifiers.registry import Check
+    from ifpo.verifiers.text import plural
+
+    failure, text, items = _former_list_check(response, params, "numbered")
+    if failure:
+        return failure
+    if params["require_sequential"]:
+        lines = text.splitlines()
+        last = {}
+        for item in items:
+            indent = len(lines[item.line]) - len(lines[item.line].lstrip())
+            last = {k: v for k, v in last.items() if k <= indent}
+            expected = last[indent] + 1 if indent in last else 1
+            if item.number != 1 and item.number != expected:
+                return Check(False, f"line {item.line + 1} is numbered {item.marker!r}, expected {expected} "
+                                    f"(numbers must go up by one)")
+            last[indent] = item.number
+    return Check(True, f"{plural(len(items), 'numbered item')}")
+
+
 def test_list_checks_equal_the_former_list_item_scan():
     import random
 
-    from ifpo.verifiers.text import bullet_item_lines, list_items
+    from ifpo.verifiers.text import bullet_item_lines, item_number, list_items, numbered_item_fields
 
     rng = random.Random(27)
-    atoms = ["- ", "* ", "+ ", "• ", "· ", "-- ", "** ", "1. ", "2) ", "10. ", "x", "item", " ", "  ", "\t", "\n", "\n",
+    atoms = ["- ", "* ", "+ ", "• ", "· ", "-- ", "** ", "1. ", "2) ", "10. ", "3. ", "1) ", "2. ", "٣. ", "01. ",
+             "x", "item", " ", "  ", "\t", "\n", "\n",
              "\n\n", "\r\n", "\u2028", "\x0b", "\x85", "-", "*", "1.", "```\n", "\u3000"]
     checked = passed = 0
     fixed = ["\n x\n- a\n- b", "\n\tx\n1. a\n2. b", " x\n- a", "\n  \n y\n", "- a\n x\n- b", "1. a\n\tx\n2) b"]
     for i in range(6000):
         text = fixed[i] if i < len(fixed) else "".join(rng.choice(atoms) for _ in range(rng.randint(0, 24)))
         assert bullet_item_lines(text) == [i.line for i in list_items(text) if i.kind == "bullet"], repr(text)
+        assert [(line, item_number(marker[:-1]), marker) for line, marker in numbered_item_fields(text)] == [
+            (i.line, i.number, i.marker) for i in list_items(text) if i.kind == "numbered"], repr(text)
         for kind in ("bullet", "numbered"):
             params = {"min_items": rng.choice([0, 1, 2]), "allow_text": i >= len(fixed) and rng.random() < 0.4,
                       "require_sequential": rng.random() < 0.5}
@@ -770,6 +796,8 @@ def test_list_checks_equal_the_former_list_item_scan():
             assert (failure, text_seen, len(items)) == (former_failure, former_text, len(former_items)), (text, kind)
             check = vc.check_bullet_list if kind == "bullet" else vc.check_numbered_list
             verdict = check(text, params)
+            if kind == "numbered":
+                assert verdict == _former_numbered_list(text, params), (text, params)
             checked += 1
             passed += verdict.passed
     assert 300 < passed < checked - 300
@@ -792,3 +820,28 @@ def test_list_items_with_numbers_longer_than_int_reads_give_verdicts():
     assert vc.check_bullet_list(text, {"min_items": 2, "allow_text": True}).passed
     assert vc.check_markdown(f"{long_one}. x\n- a", {"elements": ["list"]}).passed
     assert vc.check_numbered_list(f"{'0' * 5000}1. x\n2. y", sequential).passed
+
+
+def test_numbered_sequences_equal_the_former_loop():
+    # flat lists (the one-depth path) and nested ones (the per-item loop): runs that go up by one,
+    # restarts at 1, skips and repeats, wide and non-ASCII digits, ")" and "." delimiters
+    import random
+
+    rng = random.Random(30)
+    params = {"min_items": 1, "allow_text": True, "require_sequential": True}
+    checked = passed = 0
+    for _ in range(4000):
+        nested = rng.random() < 0.4
+        lines, n = [], 0
+        for _ in range(rng.randint(1, 12)):
+            n = rng.choice([n + 1] * 6 + [1, n, n + 2, 0])
+            digits = str(n) if rng.random() < 0.9 else "٠" * rng.randint(0, 2) + str(n).translate(
+                str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))
+            indent = rng.choice(["", "  ", "\t", "    "]) if nested else ""
+            lines.append(f"{indent}{digits}{rng.choice('.)')} item")
+        text = "\n".join(lines)
+        want = _former_numbered_list(text, params)
+        checked += 1
+        passed += want.passed
+        assert vc.check_numbered_list(text, params) == want, text
+    assert 300 < passed < checked - 300

@@ -480,8 +480,9 @@ class ListItem(NamedTuple):
 _NUMBERED_FORM = r"(\d+)([.)])[ \t]+(\S.*)"
 _BULLET_FORM = r"(?!\*\*|--)([-*+•·])[ \t]+(\S.*)"
 _LIST_ITEM = re.compile(rf"^[ \t]*(?:{_NUMBERED_FORM}|{_BULLET_FORM})$", re.MULTILINE)
-# _LIST_ITEM's bullet alternative alone (the two cannot both match a line: a digit or a marker first)
+# _LIST_ITEM's alternatives alone (the two cannot both match a line: a digit or a marker first)
 _BULLET_ITEM = re.compile(rf"^[ \t]*{_BULLET_FORM}$", re.MULTILINE)
+_NUMBERED_ITEM = re.compile(rf"^[ \t]*{_NUMBERED_FORM}$", re.MULTILINE)
 # Line ends splitlines() knows besides "\n": a text holding one is re-joined on "\n" first.
 _OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
@@ -543,14 +544,39 @@ def bullet_item_lines(text: str) -> list[int]:
     """The 0-based indices of the lines that :func:`iter_list_items` reads as bullet items: the same
     search, with the item's start and its line number (the line ends counted since the previous
     item) taken in C, and no ListItem made (a Python step per item: 0.08 s/MB on a long list)."""
-    if _OTHER_LINE_ENDS.search(text):
-        text = "\n".join(text.splitlines())  # same lines, same indices, "\n"-separated
-    starts = list(map(_START, _BULLET_ITEM.finditer(text)))
-    counts = map(text.count, itertools.repeat("\n"), [0, *starts[:-1]], starts)
-    return list(itertools.accumulate(counts))
+    return _item_lines(_BULLET_ITEM, _one_line_end(text))
+
+
+def numbered_item_fields(text: str) -> list[tuple[int, str]]:
+    """``(0-based line, marker)`` of each numbered item :func:`iter_list_items` reads (``marker`` is
+    its digits and delimiter; the number is ``item_number(marker[:-1])``), found as
+    :func:`bullet_item_lines` finds bullets, the markers by a findall (strings: no Match objects
+    kept, which the garbage collector would walk)."""
+    text = _one_line_end(text)
+    return list(zip(_item_lines(_NUMBERED_ITEM, text), _NUMBERED_MARKER.findall(text)))
+
+
+def _one_line_end(text: str) -> str:
+    """The same lines, same indices, "\n"-separated."""
+    return "\n".join(text.splitlines()) if _OTHER_LINE_ENDS.search(text) else text
+
+
+def _item_lines(pattern: re.Pattern[str], text: str) -> list[int]:
+    starts = list(map(_START, pattern.finditer(text)))
+    return list(itertools.accumulate(map(text.count, itertools.repeat("\n"), [0, *starts[:-1]], starts)))
 
 
 _START = operator.methodcaller("start")
+# _NUMBERED_ITEM with the digits and the delimiter as its one group
+_NUMBERED_MARKER = re.compile(r"^[ \t]*(\d+[.)])[ \t]+\S.*$", re.MULTILINE)
+
+
+def item_number(digits: str) -> int:
+    """The number of a numbered item's digits, as :func:`iter_list_items` reads it."""
+    try:
+        return int(digits)
+    except ValueError:  # more digits than int() reads from text
+        return _long_item_number(digits)
 
 
 def nonblank_lines(text: str) -> list[str]:

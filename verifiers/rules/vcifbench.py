@@ -24,9 +24,11 @@ import csv
 import io
 import itertools
 import json
+import operator
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from ifpo.verifiers.registry import (
@@ -52,11 +54,12 @@ from ifpo.verifiers.text import (
     has_cjk,
     in_bounds,
     is_empty,
+    item_number,
     iter_list_items,
     json_type,
-    list_items,
     listing,
     normalize_quotes,
+    numbered_item_fields,
     phrase_pattern,
     plural,
     split_paragraphs,
@@ -369,18 +372,19 @@ def check_csv(response: str, params: Mapping[str, Any]) -> Check:
 
 def _list_check(response: str, params: Mapping[str, Any], kind: str) -> tuple[Check | None, str, list]:
     """Shared part of bullet_list / numbered_list: returns (failure or None, text, items of ``kind``):
-    for bullets the items' line indices, for numbered items the ListItems."""
+    for bullets the items' line indices, for numbered items ``(line, marker)``."""
     text = strip_code_fences(response)
     if not text:
         return _EMPTY, text, []
-    # bullets: their line indices only, one C-level match per line (ListItems cost a Python step each)
-    items: list = bullet_item_lines(text) if kind == "bullet" else [i for i in list_items(text) if i.kind == kind]
+    # bullets: their line indices; numbered items: (line, marker), found in C (ListItems
+    # cost a Python step each)
+    items: list = bullet_item_lines(text) if kind == "bullet" else numbered_item_fields(text)
     name = "bullet" if kind == "bullet" else "numbered"
     if len(items) < params["min_items"]:
         found = plural(len(items), name + " item")
         return Check(False, f"{found}, expected at least {params['min_items']}"), text, items
     if not params["allow_text"]:
-        item_lines = set(items) if kind == "bullet" else {i.line for i in items}
+        item_lines = set(items) if kind == "bullet" else set(map(itemgetter(0), items))
         first_item = min(item_lines, default=None)
         lines = text.splitlines()
         # the other lines' indices, picked in C; an item before a line has "started" the list
@@ -445,18 +449,51 @@ def check_numbered_list(response: str, params: Mapping[str, Any]) -> Check:
     failure, text, items = _list_check(response, params, "numbered")
     if failure:
         return failure
-    if params["require_sequential"]:
+    if params["require_sequential"] and items:
         lines = text.splitlines()
-        last: dict[int, int] = {}  # indentation -> last number seen at that depth
-        for item in items:
-            indent = len(lines[item.line]) - len(lines[item.line].lstrip())
-            last = {k: v for k, v in last.items() if k <= indent}
-            expected = last[indent] + 1 if indent in last else 1
-            if item.number != 1 and item.number != expected:
-                return Check(False, f"line {item.line + 1} is numbered {item.marker!r}, expected {expected} "
-                                    f"(numbers must go up by one)")
-            last[indent] = item.number
+        item_lines = list(map(lines.__getitem__, map(itemgetter(0), items)))
+        indents = list(map(operator.sub, map(len, item_lines), map(len, map(str.lstrip, item_lines))))
+        digits = list(map(_WITHOUT_LAST, map(itemgetter(1), items)))
+        try:
+            numbers = list(map(int, digits))
+        except ValueError:  # more digits than int() reads from text
+            numbers = list(map(item_number, digits))
+        bad: int | None = None
+        if indents.count(indents[0]) == len(indents):
+            # One depth (the usual list): an item is out of order when it is neither 1 nor the one
+            # before it plus 1, which the loop below decides per item; found in C.
+            before = [0, *numbers[:-1]]
+            wrong = map(operator.and_, map(operator.ne, numbers, itertools.repeat(1)),
+                        map(operator.ne, numbers, map(operator.add, before, itertools.repeat(1))))
+            bad = next(itertools.compress(itertools.count(), wrong), None)
+            expected = before[bad] + 1 if bad is not None else 0
+        else:
+            # The last number seen at each depth up to this item's, as a stack by increasing indent
+            # (a shallower item drops the deeper ones; one at a new depth starts at 1).
+            depths: list[int] = []
+            lasts: list[int] = []
+            for k, (number, indent) in enumerate(zip(numbers, indents)):
+                while depths and depths[-1] > indent:
+                    depths.pop()
+                    lasts.pop()
+                same = bool(depths) and depths[-1] == indent
+                expected = lasts[-1] + 1 if same else 1
+                if number != 1 and number != expected:
+                    bad = k
+                    break
+                if same:
+                    lasts[-1] = number
+                else:
+                    depths.append(indent)
+                    lasts.append(number)
+        if bad is not None:
+            line, marker = items[bad]
+            return Check(False, f"line {line + 1} is numbered {marker!r}, expected {expected} "
+                                f"(numbers must go up by one)")
     return Check(True, f"{plural(len(items), 'numbered item')}")
+
+
+_WITHOUT_LAST = itemgetter(slice(None, -1))
 
 
 MARKDOWN_ELEMENTS = ("heading", "list", "emphasis", "table", "code", "link", "blockquote", "rule")
