@@ -1427,9 +1427,11 @@ def test_treebank_clitic_passes_equal_nltks_patterns():
 def test_treebank_skipped_steps_could_not_have_matched():
     """Where the tokenizer skips a step because what every match needs is absent (a literal step's
     needs, a period after another character for the final-period steps, an ASCII letter for the
-    contractions, two touching brackets for the long-tail cut), the step leaves the text as it is:
+    contractions, a bracket for the long-tail cut), the step leaves the text as it is:
     on random strings, runs of periods and texts without letters."""
     import random
+    import re
+    import string
 
     from ifpo.verifiers import _treebank
 
@@ -1451,11 +1453,12 @@ def test_treebank_skipped_steps_could_not_have_matched():
                     if isinstance(pattern, _treebank._Gated) and pattern.gate.search(text) is None:
                         skipped["gated"] += 1
                         assert pattern.pattern.split(text) == [text], text
-                if _treebank._ASCII_LETTER.search(text) is None and not any(c in text for c in "\u0130\u0131\u017f"):
+                if not _treebank._has_ascii_letter(text) and not any(c in text for c in "\u0130\u0131\u017f"):
                     skipped["contractions"] += 1
                     assert all(p.sub(r" \1 \2 ", text) == text for p in passes.contractions), text
-    for text in texts:
-        if _treebank._BRACKET_PAIR.search(text) is None:
+    for text in texts + [c * 3 for c in string.printable]:
+        assert _treebank._has_ascii_letter(text) == (re.search("[A-Za-z]", text) is not None), text
+        if not any(c in text for c in _treebank._BRACKETS):
             skipped["brackets"] += 1
             assert _treebank._LAST_BRACKET_PAIR.search(text) is None, text
     assert min(skipped.values()) > 100, skipped
