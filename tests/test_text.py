@@ -1456,8 +1456,9 @@ def test_treebank_skipped_steps_could_not_have_matched():
                 if not _treebank._has_ascii_letter(text) and not any(c in text for c in "\u0130\u0131\u017f"):
                     skipped["contractions"] += 1
                     assert all(p.sub(r" \1 \2 ", text) == text for p in passes.contractions), text
-    for text in texts + [c * 3 for c in string.printable]:
+    for text in texts + [c * 3 for c in string.printable + "\x1c\x1d\x1e\x1f\ufdd0\ufdef\ufdcf\ufdf0"]:
         assert _treebank._has_ascii_letter(text) == (re.search("[A-Za-z]", text) is not None), text
+        assert _treebank._has_unmarkable(text) == (re.search("[\x1c-\x1f\ufdd0-\ufdef]", text) is not None), text
         if not any(c in text for c in _treebank._BRACKETS):
             skipped["brackets"] += 1
             assert _treebank._LAST_BRACKET_PAIR.search(text) is None, text
