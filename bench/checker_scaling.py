@@ -153,6 +153,9 @@ def _more_shapes(size: int, seed: int) -> dict[str, str]:
         # Openers that never close, with terminators after each: a pattern "opener, no closer, closer" retried
         # from every opener is quadratic here (split_sentences was, before b1d0dfe).
         "unclosed_openers": fill("[x. \u00aby. \u201cz. \u2018w. (v. "),
+        # Lines that each introduce a list ("Steps:"): Video-IFBench's list reader once copied the rest of
+        # the text per such line (quadratic, fixed in 38ac3ff); the shape checks every checker for it.
+        "colon_lines": lines(lambda i: f"{_distinct_word(i)}:"),
         "numbered_sentences": lines(lambda i: f"{i}. {_distinct_word(i).capitalize()} {_distinct_word(i + 1)}."),
         "initials_names": lines(lambda i: f"{chr(65 + i % 26)}. {_distinct_word(i).capitalize()}", sep=" "),
         "abbreviated_names": lines(lambda i: f"Mr. {_distinct_word(i).capitalize()} said {_distinct_word(i + 1)}.",
