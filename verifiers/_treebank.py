@@ -134,6 +134,9 @@ class _Passes:
         self.before_pad[4] = (None, _Literal(
             [(c + q, c + " `` ") for c in " ([{<" for q in ('"', "''")], unless=('""', "\"''", "''\"", "'''"),
             fallback=self.before_pad[4]), quote + ("''",))
+        # - backticks as one padded character each, unless two touch (a run is padded as one token);
+        assert steps[1][0] == "(`+)", steps[1]
+        self.before_pad[1] = (None, _Literal([("`", " ` ")], unless=("``",), fallback=self.before_pad[1]), ("`",))
         # - , and : before a space (the common case) as literals, before anything else but a digit by
         #   the pattern without the space, unless two of them touch (a match consumes the character
         #   after it, so the second of two touching ones is not padded);
@@ -307,7 +310,9 @@ class _Literal:
     def run(self, text: str) -> str:
         if self.fallback is not None and any(u in text for u in self.unless):
             pattern, repl, needs = self.fallback
-            return pattern.sub(repl, text) if any(n in text for n in needs) else text
+            if not any(n in text for n in needs):
+                return text
+            return " ".join(pattern.split(text)) if repl is _PAD else pattern.sub(repl, text)
         if self.first is not None and text.startswith(self.first[0]):
             text = self.first[1] + text[len(self.first[0]) :]
         for old, new in self.pairs:
