@@ -365,6 +365,9 @@ def test_lines_of_unclosed_openers_are_protected_as_before(unit):
     text = unit * 2000
     assert _sbd._protect_between(text) == _former_protect_between(text)
     assert _sbd.split_lines_into_sentences(unit * 100_000)  # quadratic before: minutes
+    # with a closing bracket that may end a sentence on the next line: the openers on this one still
+    # may not start one (their first closing bracket is on another line), or the reading rescans
+    assert _sbd.split_lines_into_sentences(unit * 100_000 + "\n(Ab) Cd. “Ef.” Gh, [Ij] Kl")
 
 
 # --- list items numbered in other decimal digits ---------------------------------------------------

@@ -274,7 +274,7 @@ _PAIR_START = {"?": "\ue011", "!": "\ue012"}
 _PAIR_END = {"?": "\ue010", "!": "\ue013"}
 # an opening bracket that cannot start a bracketed sentence (see _settle_openers) becomes one of these
 _IDLE_OPENER = {"(": "\ue014", "（": "\ue015", "「": "\ue016", "“": "\ue017", "'": "\ue018", '"': "\ue019"}
-_IDLE_CHAR = {v: k for k, v in _IDLE_OPENER.items()}
+_FLIP = {**_IDLE_OPENER, **{v: k for k, v in _IDLE_OPENER.items()}}  # (an opener and its idle marker, both ways)
 # each marker and the character it stands for
 _MARKERS = (tuple(zip(_PROTECTED, _TERMS)) + tuple((v, k) for k, v in _PAIR_START.items())
             + tuple((v, k) for k, v in _PAIR_END.items()) + tuple((v, k) for k, v in _IDLE_OPENER.items()))
@@ -792,24 +792,26 @@ def _settle_openers(masked: str) -> str:
     on the line is missing, too close, after a comma (quotes) or not followed by a capital, or it is
     "(iv)" before a capital (pysbd swaps those parentheses first).
 
-    Every opening bracket is swapped (str.replace), and the few that can start one are put back.
-    Those are looked for only where a closing bracket that may end one stands on the text (none on
-    a line of unclosed brackets: nothing more to do); then each candidate's first closing bracket is
-    found by bisection in the list of closing ones, and it is on the same line when as many line
-    breaks come before both, so a line of many openers costs no rescan; every step runs over all the
-    candidates of a kind at once, in C (a Python step per candidate cost ~1.3 µs: a line of
-    "x. (y. " holds one every six characters)."""
+    Where no closing bracket that may end one stands in the text (a line of unclosed brackets),
+    every opening bracket of the kind is swapped (str.replace). Elsewhere each candidate's first
+    closing bracket is found by bisection in the list of closing ones, and it is on the same line
+    when as many line breaks come before both, so a line of many openers costs no rescan; every
+    step runs over all the candidates of a kind at once, in C (a Python step per candidate cost
+    ~1.3 µs: a line of "x. (y. " holds one every six characters); then either the idle candidates
+    are swapped or, where they are more than the kept ones, every bracket of the kind is and the
+    kept ones are put back (the cost follows the fewer)."""
     present = [opener for opener in _OPENING if opener in masked]
     if not present:
         return masked
-    lined = "\n" + masked  # (a closing bracket that may end a sentence: found on it, an offset one more)
+    lined = "\n" + masked  # (the candidates are found on it: offsets one more than in masked)
     end = len(lined)
     breaks: list[int] | None = None
-    kept: list[int] = []  # (in lined)
+    flips: list[int] = []  # (in lined) brackets to swap, or to put back after their kind was swapped
     for opener in present:
         if _GOOD_CLOSER[opener].search(lined) is None:
+            masked = masked.replace(opener, _IDLE_OPENER[opener])
             continue
-        at = _opener_candidates(lined, opener)
+        candidates = at = _opener_candidates(lined, opener)
         if not at:
             continue
         if breaks is None:
@@ -818,31 +820,40 @@ def _settle_openers(masked: str) -> str:
         closers = _offsets(lined, _OPENING[opener])
         closers.append(end + 1)
         first = list(map(closers.__getitem__, map(bisect_left, itertools.repeat(closers), at)))
-        same_line = map(operator.eq, map(bisect_left, itertools.repeat(breaks), at),
-                        map(bisect_left, itertools.repeat(breaks), first))
-        pairs = list(itertools.compress(zip(at, first), same_line))
-        if not pairs:
-            continue
-        at, first = map(list, zip(*pairs))
-        fewest, no_comma, after = _OPENER_RULES[opener]
-        tests = [map(operator.gt, map(operator.sub, first, at), itertools.repeat(fewest)),  # j - p - 1 >= fewest
-                 map(after.match, itertools.repeat(lined), map(operator.add, first, itertools.repeat(1)))]
-        if no_comma:
-            tests.append(map(",".__ne__, map(lined.__getitem__, map(operator.sub, first, itertools.repeat(1)))))
-        if opener == "(":
-            tests.append(map(operator.not_, map(_ROMAN_IN_PARENS.match, itertools.repeat(lined), at)))
-        kept += itertools.compress(at, map(all, zip(*tests)))
-    for opener in present:
-        masked = masked.replace(opener, _IDLE_OPENER[opener])
-    if not kept:
+        if len(breaks) > 1:  # (one line: every closing bracket found is on it, or the sentinel)
+            same_line = list(map(operator.eq, map(bisect_left, itertools.repeat(breaks), at),
+                                 map(bisect_left, itertools.repeat(breaks), first)))
+            at, first = list(itertools.compress(at, same_line)), list(itertools.compress(first, same_line))
+        kept: list[int] = []
+        if at:
+            fewest, no_comma, after = _OPENER_RULES[opener]
+            # what follows the closing bracket and the comma before it: once per closing bracket
+            # (many openers may share one)
+            good = {j for j in set(first) if after.match(lined, j + 1) and not (no_comma and lined[j - 1] == ",")}
+            chosen = list(map(good.__contains__, first))
+            at, first = list(itertools.compress(at, chosen)), list(itertools.compress(first, chosen))
+            kept = list(itertools.compress(at, map(operator.gt, map(operator.sub, first, at),
+                                                   itertools.repeat(fewest))))  # j - p - 1 >= fewest
+            if opener == "(" and kept:  # "(iv) A" (found in the text: a bracket before a roman letter is rare)
+                roman = set(map(re.Match.start, _ROMAN_IN_PARENS.finditer(lined))).intersection(kept)
+                if roman:
+                    kept = list(itertools.filterfalse(roman.__contains__, kept))
+        if len(candidates) - len(kept) <= len(kept):  # (the idle ones are the fewer)
+            if len(candidates) > len(kept):
+                flips += itertools.filterfalse(set(kept).__contains__, candidates)
+        else:
+            masked = masked.replace(opener, _IDLE_OPENER[opener])
+            flips += kept
+    if not flips:
         return masked
-    # the kept ones put back: the text between them and their brackets interleaved
-    kept.sort()
-    kept = list(map(operator.sub, kept, itertools.repeat(1)))  # (in masked)
-    parts = [""] * (2 * len(kept) + 1)
-    parts[::2] = map(masked.__getitem__, map(slice, [0, *map(operator.add, kept, itertools.repeat(1))],
-                                             [*kept, len(masked)]))
-    parts[1::2] = map(_IDLE_CHAR.__getitem__, map(masked.__getitem__, kept))
+    # each one flipped (a bracket to its marker, a marker back to its bracket): the text between them
+    # and the new characters interleaved
+    flips.sort()
+    flips = list(map(operator.sub, flips, itertools.repeat(1)))  # (in masked)
+    parts = [""] * (2 * len(flips) + 1)
+    parts[::2] = map(masked.__getitem__, map(slice, [0, *map(operator.add, flips, itertools.repeat(1))],
+                                             [*flips, len(masked)]))
+    parts[1::2] = map(_FLIP.__getitem__, map(masked.__getitem__, flips))
     return "".join(parts)
 
 
