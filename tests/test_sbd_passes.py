@@ -392,3 +392,15 @@ def test_lines_of_parenthesised_items_in_any_digits_split():
     for text in _texts(["1) ", "2) ", "\u0661) ", "\u0662) ", "\u0663\u0663) ", "a. ", "b. ", "x", "\u0663", " ", "\n"], 3000,
                        seed=16, longest=12):
         assert isinstance(_sbd.split_lines_into_sentences(text), list)
+
+
+def test_sentence_count_is_the_number_of_sentences():
+    """count_sentences reads as split_lines_into_sentences and counts the pieces instead of listing
+    them: the same number on random texts of every piece set above (NUL and the private-use separator
+    included, lines without a mark, only marks), on many lines at once and on the bench shapes."""
+    pieces = sorted({p for case in CASES for p in case[3]} | {"\x00", "\ue000", "。", "Hi", " there"})
+    texts = _texts(pieces, 4000, seed=77) + ["", " ", "\n\n", "a", "a\n\nb", "!", "...", "a. b. c.", "\x00. a\x00b."]
+    texts.append("\n".join(texts[:600]))
+    texts += bench_modules.load("checker_scaling").shapes(20_000).values()
+    differ = [t for t in texts if _sbd.count_sentences(t) != len(_sbd.split_lines_into_sentences(t))]
+    assert not differ, differ[:3]
