@@ -617,24 +617,14 @@ def punkt_pair(request):
     return FastPunkt(_punkt_reference()._params, compiled=False), _punkt_reference()
 
 
-def _can_compile() -> bool:
-    """Whether this machine can build a C extension (a compiler, the Python headers)."""
-    import shutil
-    import sysconfig
-    from pathlib import Path
-
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(compiler) is not None and (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file()
-
-
-def test_punkt_compiled_loop_is_built():
+def test_punkt_compiled_loop_is_built(can_compile):
     """Where a C compiler is, the install builds the compiled loop, so it must be there: without it the
     sentence checkers still split as NLTK does, in Python, but are over their time budget on dense
     text. (Without a compiler the install skips it, and the other tests run the Python loop.)"""
     from ifpo.verifiers._punkt import FastPunkt, _compiled_scan
     from ifpo.verifiers.text import _punkt, _punkt_reference
 
-    if _compiled_scan() is None and not _can_compile():
+    if _compiled_scan() is None and not can_compile:
         pytest.skip("no C compiler or Python headers here: the compiled Punkt loop cannot be built")
     if os.environ.get("IFPO_PUNKT_PURE", "") not in ("", "0"):
         pytest.skip("IFPO_PUNKT_PURE is set: the Python loop runs by request")

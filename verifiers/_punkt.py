@@ -288,7 +288,8 @@ class FastPunkt:
                 known = frozenset(self._ortho) | self._starters | {second for _, second in self._collocations}
                 self._scanner = scan.Scanner(
                     _regex_whitespace_chars(), "".join(sorted(non_word_chars)), "".join(sorted(self._closers)),
-                    self._decisions, self._decide, self._period_break, self._abbrevs, self._collocation_firsts, known, _CACHE_LIMIT)
+                    self._decisions, self._decide, self._period_break, self._abbrevs, self._collocation_firsts,
+                    known, _CACHE_LIMIT)
 
     # -- public API -------------------------------------------------------------------------
 
@@ -336,18 +337,19 @@ class FastPunkt:
         and a word, or by one of NLTK's non-word characters) is one sentence up to its trailing
         whitespace, or none, without the call chain (a checker that splits line by line calls this
         for every line)."""
+        if self._scanner is not None:
+            n = self._scanner.slices(_exact_str(text), True, 2)
+            return n if n is not None else (1 if text.rstrip() else 0)
         first = self._candidates.search(text)
         if first is None:
             return 1 if text.rstrip() else 0  # _slices' one slice, kept by span_tokenize when not empty
-        if self._scanner is not None:
-            return self._scanner.slices(_exact_str(text), True, 2)
         if self._closers is not None and self._candidates.search(text, first.start() + 1) is None:
             return self._count_one(text, first)
         slices, closer_after_break = self._slices(text, first)
         if closer_after_break:
             return len(self._finished(text, slices, True, True))
         a, b = slices[-1]
-        return sum(1 if type(piece) is tuple else len(piece.starts) for piece in slices[:-1])  + (a < b)
+        return sum(1 if type(piece) is tuple else len(piece.starts) for piece in slices[:-1]) + (a < b)
 
     def _count_one(self, text: str, m: re.Match[str]) -> int:
         """:meth:`count` of a text with one candidate ``m``: one sentence, or two when it breaks and
