@@ -250,11 +250,6 @@ class _Passes:
         return text
 
 
-# NLTK's second clitic pass, (?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) with " \1 ", run as split and join
-# (the group, then the space its match ends with: " ".join puts a space on each side of the group).
-# On the stdlib engine with the look-behind after the three characters every alternative has, so that
-# the search skips in C to a character some alternative starts with (the regex engine tried the
-# look-behind at every position).
 _ASCII_LETTERS = "etaoinsrhldcumfpgwybvkxjqzETAOINSRHLDCUMFPGWYBVKXJQZ"  # (the common first)
 
 
@@ -262,6 +257,13 @@ def _has_ascii_letter(text: str) -> bool:
     """Whether ``text`` holds one of A-Z, a-z: one substring search per letter, each a C scan far
     cheaper than the regex engine's try at every position of a class ([A-Za-z]: ~13 ms per MB)."""
     return any(c in text for c in _ASCII_LETTERS)
+
+
+# NLTK's second clitic pass, (?<=[^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) with " \1 ", run as split and join
+# (the group, then the space its match ends with: " ".join puts a space on each side of the group).
+# On the stdlib engine with the look-behind after the three characters every alternative has, so that
+# the search skips in C to a character some alternative starts with (the regex engine tried the
+# look-behind at every position).
 _CLITICS_2 = re.compile("('ll|'LL|'re|'RE|'ve|'VE|n't|N'T)(?<=[^' ]...) ")
 
 

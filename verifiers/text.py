@@ -507,8 +507,7 @@ def iter_list_items(text: str) -> Iterator[ListItem]:
     should read them from here: the garbage collector never untracks a ListItem (a tuple subclass),
     so a list of many of them makes the next full collections walk the whole heap (0.07 s/MB for
     markdown / prefix_label on a long list, more in a process holding more objects)."""
-    if _OTHER_LINE_ENDS.search(text):
-        text = "\n".join(text.splitlines())  # same lines, same indices, "\n"-separated
+    text = _one_line_end(text)
     line, pos = 0, 0
     new, count = tuple.__new__, text.count  # ListItem's own __new__ is a Python call per item
     for m in _LIST_ITEM.finditer(text):
@@ -519,10 +518,7 @@ def iter_list_items(text: str) -> Iterator[ListItem]:
         if number is None:
             yield new(ListItem, ("bullet", bullet, None, bullet_text.strip(), line))
         else:
-            try:
-                value = int(number)
-            except ValueError:  # more digits than int() reads from text
-                value = _long_item_number(number)
+            value = item_number(number)
             yield new(ListItem, ("numbered", number + delimiter, value, numbered_text.strip(), line))
 
 
@@ -550,7 +546,7 @@ def bullet_item_lines(text: str) -> list[int]:
     """The 0-based indices of the lines that :func:`iter_list_items` reads as bullet items: the same
     search, with the item's start and its line number (the line ends counted since the previous
     item) taken in C, and no ListItem made (a Python step per item: 0.08 s/MB on a long list)."""
-    return _item_lines(_BULLET_ITEM, _one_line_end(text))
+    return match_lines(_BULLET_ITEM, _one_line_end(text))
 
 
 def numbered_item_fields(text: str) -> list[tuple[int, str]]:
@@ -559,7 +555,7 @@ def numbered_item_fields(text: str) -> list[tuple[int, str]]:
     :func:`bullet_item_lines` finds bullets, the markers by a findall (strings: no Match objects
     kept, which the garbage collector would walk)."""
     text = _one_line_end(text)
-    return list(zip(_item_lines(_NUMBERED_ITEM, text), _NUMBERED_MARKER.findall(text)))
+    return list(zip(match_lines(_NUMBERED_ITEM, text), _NUMBERED_MARKER.findall(text)))
 
 
 def _one_line_end(text: str) -> str:
@@ -567,7 +563,9 @@ def _one_line_end(text: str) -> str:
     return "\n".join(text.splitlines()) if _OTHER_LINE_ENDS.search(text) else text
 
 
-def _item_lines(pattern: re.Pattern[str], text: str) -> list[int]:
+def match_lines(pattern: re.Pattern[str], text: str) -> list[int]:
+    """The 0-based line of each match of ``pattern`` in ``"\n"``-separated ``text`` (the line ends
+    before it counted in C, from the previous match on: no Python step per match)."""
     starts = list(map(_START, pattern.finditer(text)))
     return list(itertools.accumulate(map(text.count, itertools.repeat("\n"), [0, *starts[:-1]], starts)))
 

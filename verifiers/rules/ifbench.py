@@ -887,15 +887,14 @@ def words_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     return ok, f"second word {second!r}, second to last {second_to_last!r}, expected {keyword!r}"
 
 
-def _end_alnum_tokens(sentences: list[str], k: int, from_end: bool = False,
-                      keyed: dict[int, list[object]] | None = None) -> list[str]:
+def _end_alnum_tokens(sentences: list[str], k: int, keyed: dict[int, list[object]],
+                      from_end: bool = False) -> list[str]:
     """The first ``k`` tokens of ``tokenize_sentences(sentences)`` holding a letter or digit (the last
     ``k``, last first, with ``from_end``). A token's characters are its sentence's (the tokenizer only
     puts in spaces, `` and ''), so one with a letter or digit comes from a sentence, and a piece
     (``_treebank.sentence_keys``), holding one: only those are tokenized, in growing runs of pieces.
     (``str`` of a tuple key shows every character of it, or an escape holding a letter: a superset,
     which the token filter settles.) ``keyed`` keeps each sentence's pieces for the other end."""
-    keyed = {} if keyed is None else keyed
     found: list[str] = []
     for i in _treebank.sentence_hits(sentences, _HAS_ALNUM, from_end):
         keys = keyed.get(i)

@@ -89,6 +89,7 @@ from ifpo.verifiers.text import (
     is_empty,
     iter_list_items,
     listing,
+    match_lines,
     nonblank_lines,
     normalize_quotes,
     plural,
@@ -625,8 +626,7 @@ def _meta_starts(lines: list[str], encoding: str, marker: str | None) -> Iterato
         joined = "\n".join(lines)
         tail = r"[^\S\n]*$" if encoding == "yaml_block" else ""
         pattern = re.compile(rf"^[^\S\n]*{re.escape(head)}{tail}", re.MULTILINE)
-        starts = list(map(_START, pattern.finditer(joined)))
-        return itertools.accumulate(map(joined.count, itertools.repeat("\n"), [0, *starts[:-1]], starts))
+        return iter(match_lines(pattern, joined))
     stripped = map(str.strip, lines)
     if encoding == "yaml_block":
         flags = map(operator.eq, stripped, itertools.repeat(marker)) if marker else stripped
@@ -634,8 +634,6 @@ def _meta_starts(lines: list[str], encoding: str, marker: str | None) -> Iterato
         flags = map(str.startswith, stripped, itertools.repeat(head))
     return itertools.compress(itertools.count(), flags)
 
-
-_START = operator.methodcaller("start")
 
 
 def _field_present(field: str, keys: list[str], encoding: str) -> bool:
