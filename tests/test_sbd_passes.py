@@ -26,12 +26,27 @@ def _texts(pieces: list[str], n: int, seed: int, longest: int = 40) -> list[str]
 
 # --- the former forms -----------------------------------------------------------------------------
 
+# the former between-punctuation rules, one search each (never across a line; pysbd writes most as a
+# look-ahead capture and a back-reference, which matches only when the contents hold no backslash)
+_FORMER_BETWEEN = [
+    re.compile(r"‘(?<=[^\S\n]‘)(?:[^’\n]|’[a-zA-Z])*’"),
+    re.compile(r'"[^"\\\n]+"'),
+    re.compile(r"\[[^\]\\\n]+\]"),
+    re.compile(r"\([^()\\\n]+\)"),
+    re.compile(r"«[^»\\\n]+»"),
+    re.compile(r"--[^-\n]*--"),
+    re.compile(r"“[^”\\\n]+”"),
+]
+_FORMER_AFTER_PREPOSITIVE = re.compile(r"\s|:\d")
+_FORMER_AFTER_ABBR = re.compile(r"[.:\-?,]|\s(?:[a-z]|I[^\S\n]|I'm|I'll|\d|\()")
+
+
 def _former_protect_between(text: str) -> str:
     if not _sbd._ANY_TERM.search(text):
         return text
     search = _sbd._ANY_TERM.search
     spans = []
-    for rule in _sbd._BETWEEN:
+    for rule in _FORMER_BETWEEN:
         spans += [m.span() for m in rule.finditer(text) if search(text, m.start(), m.end())]
     if not spans:
         return text
@@ -153,11 +168,11 @@ def _former_abbreviations(text: str) -> str:
         if word not in abbreviations:
             continue
         if word in prepositive:
-            ok = _sbd._AFTER_PREPOSITIVE.match(text, dot + 1)
+            ok = _FORMER_AFTER_PREPOSITIVE.match(text, dot + 1)
         elif word in number:
             ok = _sbd._AFTER_NUMBER_ABBR.match(text, dot + 1)
         else:
-            ok = _sbd._AFTER_ABBR.match(text, dot + 1)
+            ok = _FORMER_AFTER_ABBR.match(text, dot + 1)
         if ok:
             keep.append((dot, dot + 1, _sbd._DOT))
     return _sbd._splice(text, keep)

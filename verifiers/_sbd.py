@@ -186,18 +186,6 @@ _ELLIPSIS_RULES = [
     (re.compile(r"\.\.\.(?=\s+[A-Z])"), _DOT * 2 + "."),
     (re.compile(r"\.\.\."), _DOT * 3),
 ]
-# punctuation between quotes, brackets and dashes does not end a sentence (never across a line)
-# (pysbd writes most of these as a look-ahead capture and a back-reference, which matches only when
-# the contents hold no backslash; so do these)
-_BETWEEN = [
-    re.compile(r"‘(?<=[^\S\n]‘)(?:[^’\n]|’[a-zA-Z])*’"),
-    re.compile(r'"[^"\\\n]+"'),
-    re.compile(r"\[[^\]\\\n]+\]"),
-    re.compile(r"\([^()\\\n]+\)"),
-    re.compile(r"«[^»\\\n]+»"),
-    re.compile(r"--[^-\n]*--"),
-    re.compile(r"“[^”\\\n]+”"),
-]
 # Each rule as a split: the span as the split's group. Where the opener may stand inside a span
 # ("[a [b.]"), a line of openers that are never closed would be rescanned from each one (quadratic:
 # 16 s for 160 KB of "[x. "); there a second alternative, tried only where the span failed, takes
@@ -229,16 +217,21 @@ _QUOTE_THEN_SPACE = re.compile(r"'\s")
 # when the first quote after it on the line comes before a non-space (one before a letter is
 # taken by the repeat, and the search backs off to it; any other ends the repeat)
 _LEADING_APOSTROPHE_WORD = re.compile(r"'(?<=\s')[^'\n]*+'\S")
-class _DoublePunct:
-    """Whether a text holds "?!", "!?", "??" or "!!" (a pair ends a sentence once, on its second
-    mark): four substring searches, far faster than the alternation's try at every mark."""
+class _AnyOf:
+    """A stand-in for a pattern's ``search`` where the pattern would only test whether the text holds
+    one of a few strings: a substring search each, far faster than a class's or an alternation's
+    try at every position."""
 
-    @staticmethod
-    def search(text: str) -> bool:
-        return "?!" in text or "!?" in text or "??" in text or "!!" in text
+    def __init__(self, needles: Iterable[str]) -> None:
+        self.needles = tuple(needles)
+
+    def search(self, text: str) -> bool:
+        return any(map(text.__contains__, self.needles))
 
 
-_DOUBLE_PUNCT = _DoublePunct()
+# "?!", "!?", "??", "!!", in the order pysbd replaces them (a pair ends a sentence once, on its second mark)
+_PAIRS = ("?!", "!?", "??", "!!")
+_DOUBLE_PUNCT = _AnyOf(_PAIRS)
 # a line that starts with a pair (found from the line break before; the text's start on its own)
 _LINE_STARTS_DOUBLE = re.compile(r"\n[^\S\n]*(?:\?!|!\?|\?\?|!!)")
 _TEXT_STARTS_DOUBLE = re.compile(r"[^\S\n]*(?:\?!|!\?|\?\?|!!)")
@@ -480,9 +473,7 @@ def _lists(text: str, breaks: set[int]) -> str:
     return _splice(text, edits)
 
 
-_AFTER_PREPOSITIVE = re.compile(r"\s|:\d")
 _AFTER_NUMBER_ABBR = re.compile(r"\s\d|\s+\(")
-_AFTER_ABBR = re.compile(r"[.:\-?,]|\s(?:[a-z]|I[^\S\n]|I'm|I'll|\d|\()")
 
 
 def _either_case(char: str) -> str:
@@ -575,15 +566,7 @@ def _abbreviations(text: str) -> str:
 # cheap necessary conditions of the passes they guard (a text of marks and nothing else skips them)
 _LIST_HINT = re.compile(r"[0-9a-z][.)]")
 _LETTER_PERIOD_HINT = re.compile(r"[A-Za-z]\.")
-class _DigitHint:
-    """Whether a text holds an ASCII digit: ten substring searches (a class scan cost 3 ms/MB)."""
-
-    @staticmethod
-    def search(text: str) -> bool:
-        return any(map(text.__contains__, "0123456789"))
-
-
-_DIGIT_HINT = _DigitHint()
+_DIGIT_HINT = _AnyOf("0123456789")  # (a class scan cost 3 ms/MB)
 _POSSESSIVE_HINT = re.compile("'s")
 _PROTECTED_DOT_HINT = re.compile(_DOT)
 _BANG_HINT = re.compile("!")
@@ -604,15 +587,7 @@ class _ReferenceHint:
 _REFERENCE_HINT = _ReferenceHint()
 
 
-class _CapitalHint:
-    """Whether a text holds an ASCII capital: 26 substring searches (each a fast scan)."""
-
-    @staticmethod
-    def search(text: str) -> bool:
-        return any(map(text.__contains__, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
-
-
-_CAPITAL_HINT = _CapitalHint()
+_CAPITAL_HINT = _AnyOf("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 _QUOTE_OR_OPENER = re.compile(r"[(（「“'\"]")
 # (only its first character can start a bracketed or quoted sentence: the reading below takes the
@@ -723,7 +698,7 @@ def _double_marks(text: str) -> str:
     """"?!", "!?", "??", "!!" (in that order, as pysbd) become one protected mark and one that ends
     a sentence; pysbd skips this in a piece that starts with one."""
     new = text
-    for pair in ("?!", "!?", "??", "!!"):
+    for pair in _PAIRS:
         if pair in new:
             new = new.replace(pair, _PAIR_START[pair[0]] + _PAIR_END[pair[1]])
     starts = [m.start() + 1 for m in _LINE_STARTS_DOUBLE.finditer(text)]
