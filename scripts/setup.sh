@@ -13,7 +13,7 @@ fi
 . "$venv/bin/activate"
 stamp="$venv/.ifpo-installed"
 # (again when the compiled Punkt loop's source changed: the editable install builds it in place)
-if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] || [ "$repo/verifiers/_punkt_scan.pyx" -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] || [ "$repo/verifiers/_punkt_scan.pyx" -nt "$stamp" ] || [ "$repo/verifiers/_sbd_scan.pyx" -nt "$stamp" ]; then
   echo "[setup] installing ifpo and its dependencies (first run: several minutes, torch is large)"
   python -m pip install --quiet --upgrade pip
   python -m pip install --quiet -e "$repo[dev]"

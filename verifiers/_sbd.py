@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 # Terminators as pysbd knows them, and the private-use character each becomes when protected.
 _TERMS = "。．.！!?？"
@@ -274,6 +276,22 @@ _MARKERS = (tuple(zip(_PROTECTED, _TERMS)) + tuple((v, k) for k, v in _PAIR_STAR
 _OWN_MARKS = re.compile(r"[\ue000-\ue01a]")  # in the input itself: read the slow, exact way
 
 
+def _compiled_reader() -> Any:
+    """The compiled reading (``verifiers/_sbd_scan.pyx``: ``_READ``'s pieces, joined), or None where
+    it is not built (a source checkout without an install, no C compiler at install), built from
+    another version of its interface, or ``IFPO_SBD_PURE=1`` asks for the expression."""
+    if os.environ.get("IFPO_SBD_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from ifpo.verifiers import _sbd_scan
+    except ImportError:
+        return None
+    return _sbd_scan if getattr(_sbd_scan, "INTERFACE", None) == _READER_INTERFACE else None
+
+
+_READER_INTERFACE = 1  # what _sbd_scan.read takes and returns
+
+
 def _unmask(text: str) -> str:
     for marker, char in _MARKERS:
         if marker in text:
@@ -325,6 +343,9 @@ _READ = re.compile(
     r"|[\ue011\ue012][\ue010\ue013](?:[^\n]*?[。．.！!?？\ue010\ue013]|(?:[^\n]*\S)?)"
     r"|\S(?:[^\n]*?[。．.！!?？\ue010\ue013]|(?:[^\n]*\S)?)"
 )
+# verifiers/_sbd_scan.pyx reads the same pieces, compiled, where it is built: a change here needs
+# the same change there (tests/test_sbd_scan.py compares the two)
+_READER = _compiled_reader()  # (None: _READ.findall reads)
 
 
 # what a list marker ends with, after what pysbd's list expressions allow before it ("1." "12."
@@ -883,7 +904,21 @@ def _read_sentences(text: str, count: bool) -> list[str] | int:
     norm, masked = _masked(norm)
     masked = _settle_openers(masked)
     sep = "\x00" if "\x00" not in norm else "\ue000"
-    if not norm.isascii() and _OWN_MARKS.search(norm):  # this module's markers in the text: take its characters
+    wordless = _NO_ALNUM_PIECE if sep == "\x00" else _NO_ALNUM_PIECE_PUA
+    own_marks = not norm.isascii() and _OWN_MARKS.search(norm)
+    if not own_marks and _READER is not None:
+        # each piece after a separator, those without a letter or digit (a stray "!", "...", a run
+        # of marks: not sentences) already dropped
+        joined = _unmask(_READER.read(masked, sep, True))
+        split = False
+        for quote, rule in _QUOTES_THEN_CAPITAL:  # (as below)
+            if quote in joined:
+                joined, found = rule.subn(quote + sep, joined)
+                split = split or found > 0
+        if split:  # (the piece before the quote may hold no letter or digit)
+            joined = wordless.sub("", joined)
+        return joined.count(sep) if count else joined.split(sep)[1:]
+    if own_marks:  # this module's markers in the text: take its characters
         joined = sep.join(norm[a:b] for a, b in (m.span() for m in _READ.finditer(masked)))
     else:
         joined = _unmask(sep.join(_READ.findall(_without_wordless_lines(masked))))
@@ -892,5 +927,5 @@ def _read_sentences(text: str, count: bool) -> list[str] | int:
         if quote in joined:
             joined = rule.sub(quote + sep, joined)
     # pieces without a letter or digit (a stray "!", "...", a run of marks) are not sentences
-    joined = (_NO_ALNUM_PIECE if sep == "\x00" else _NO_ALNUM_PIECE_PUA).sub("", sep + joined)
+    joined = wordless.sub("", sep + joined)
     return joined.count(sep) if count else joined.split(sep)[1:]  # (each piece after a separator)
