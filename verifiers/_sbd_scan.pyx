@@ -81,16 +81,22 @@ cdef Py_ssize_t _plain(str t, Py_ssize_t n, Py_ssize_t i) noexcept:
     return i + 1 if e == n or t[e] == 10 else -1
 
 
-cdef Py_ssize_t _closed(str t, Py_ssize_t n, Py_ssize_t i, Py_UCS4 closer, Py_ssize_t fewest,
-                        bint optional_space) noexcept:
-    """``O[^C\\n]{fewest,}C`` before a capital (after one space, or ``optional_space``: at most one)."""
+cdef inline Py_ssize_t _closer_or_line_end(str t, Py_ssize_t n, Py_ssize_t i, Py_UCS4 closer) noexcept:
+    """The first ``closer`` or line break after ``i`` (``n``: neither)."""
     cdef Py_ssize_t j = i + 1
     cdef Py_UCS4 c
     while j < n:
         c = t[j]
         if c == closer or c == 10:
-            break
+            return j
         j += 1
+    return n
+
+
+cdef Py_ssize_t _closed(str t, Py_ssize_t n, Py_ssize_t i, Py_UCS4 closer, Py_ssize_t fewest,
+                        bint optional_space) noexcept:
+    """``O[^C\\n]{fewest,}C`` before a capital (after one space, or ``optional_space``: at most one)."""
+    cdef Py_ssize_t j = _closer_or_line_end(t, n, i, closer)
     if j == n or t[j] != closer or j - i - 1 < fewest:
         return -1
     if _space_capital(t, n, j + 1) or (optional_space and j + 1 < n and _capital(t[j + 1])):
@@ -100,13 +106,7 @@ cdef Py_ssize_t _closed(str t, Py_ssize_t n, Py_ssize_t i, Py_UCS4 closer, Py_ss
 
 cdef Py_ssize_t _quoted(str t, Py_ssize_t n, Py_ssize_t i, Py_UCS4 closer) noexcept:
     """``O[^C\\n]*[^,\\n]C(?=[^\\S\\n][A-Z])``: the character before the closer may be a closer itself."""
-    cdef Py_ssize_t j = i + 1
-    cdef Py_UCS4 c
-    while j < n:
-        c = t[j]
-        if c == closer or c == 10:
-            break
-        j += 1
+    cdef Py_ssize_t j = _closer_or_line_end(t, n, i, closer)
     if j == n or t[j] != closer:
         return -1
     # greedy first: the run to j, the closer at j as the one character, a second closer after it
