@@ -12,8 +12,12 @@ fi
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 stamp="$venv/.ifpo-installed"
-# (again when the compiled Punkt loop's source changed: the editable install builds it in place)
-if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] || [ "$repo/verifiers/_punkt_scan.pyx" -nt "$stamp" ] || [ "$repo/verifiers/_sbd_scan.pyx" -nt "$stamp" ]; then
+# (again when a compiled module's source changed: the editable install builds them in place)
+stale=0
+for pyx in "$repo"/verifiers/*.pyx; do
+  if [ "$pyx" -nt "$stamp" ]; then stale=1; fi
+done
+if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] || [ "$stale" = 1 ]; then
   echo "[setup] installing ifpo and its dependencies (first run: several minutes, torch is large)"
   python -m pip install --quiet --upgrade pip
   python -m pip install --quiet -e "$repo[dev]"

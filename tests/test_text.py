@@ -1196,6 +1196,70 @@ def test_treebank_literal_steps_equal_their_patterns():
                 assert step.run(text) == want, (pattern, text)
 
 
+def test_treebank_compiled_padding_is_built(can_compile, monkeypatch):
+    """Where a C compiler is, the install builds verifiers/_treebank_scan.pyx, so it must be there
+    (without it the padding steps run str.replace per character: the same tokens, slower)."""
+    from ifpo.verifiers import _treebank
+
+    if os.environ.get("IFPO_TREEBANK_PURE", "") not in ("", "0"):
+        pytest.skip("IFPO_TREEBANK_PURE is set: str.replace pads by request")
+    if _treebank._PADDER is None and not can_compile:
+        pytest.skip("no C compiler or Python headers here: the compiled padding cannot be built")
+    assert _treebank._PADDER is not None, "ifpo.verifiers._treebank_scan is not built: reinstall (pip install -e .)"
+    monkeypatch.setenv("IFPO_TREEBANK_PURE", "1")
+    assert _treebank._compiled_padder() is None
+
+
+def test_treebank_compiled_padding_equals_str_replace():
+    """pad(text, chars) is str.replace(c, " c ") for each character in turn, on strings of every kind
+    (1-, 2- and 4-byte), with padded characters inside and outside ASCII; it refuses what the one
+    scan cannot do (a space, a character twice, over 32)."""
+    import random
+
+    from ifpo.verifiers import _treebank
+
+    if _treebank._PADDER is None:
+        pytest.skip("the compiled padding is not built")
+    pieces = list(";@#$%&*[](){}<>?!a Z1\n\t.,'\"") + ["\u2013", "\u2014", "\u00e9", "\u00ab", "\u201c", "\u4e2d",
+                                                       "\U0001f600", "\U0010ffff", "\ufdd9"]
+    rng = random.Random(21)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    for chars in [";@#$%&\u2012\u2013\u2014\u2015", "*[](){}<>", "?!", "\u00ab\u201c\u2018\u201e", "\U0001f600;",
+                  "a", ""]:
+        for text in texts:
+            want = text
+            for c in chars:
+                want = want.replace(c, f" {c} ")
+            assert _treebank._PADDER.pad(text, chars) == want, (chars, text)
+    for bad in [" ;", ";;", "\u2013\u2013", "".join(map(chr, range(33, 66)))]:
+        with pytest.raises(ValueError):
+            _treebank._PADDER.pad("a; b", bad)
+
+
+def test_treebank_tokens_are_the_same_with_the_compiled_padding(treebank_reference, monkeypatch):
+    import random
+
+    from ifpo.verifiers import _treebank
+    from ifpo.verifiers.text import punkt_sentences
+
+    if _treebank._PADDER is None:
+        pytest.skip("the compiled padding is not built")
+    identity = bench_modules.load("treebank_identity")
+    rng = random.Random(5)
+    strings = [identity.random_string(rng) for _ in range(400)]
+    shapes = list(bench_modules.load("checker_scaling").shapes(20_000).values())
+    _treebank._CACHE.clear()
+    compiled = [_treebank.tokenize_sentences([s]) for s in strings] + [
+        _treebank.tokenize_sentences(punkt_sentences(t)) for t in shapes]
+    monkeypatch.setattr(_treebank, "_PADDER", None)
+    _treebank._CACHE.clear()
+    pure = [_treebank.tokenize_sentences([s]) for s in strings] + [
+        _treebank.tokenize_sentences(punkt_sentences(t)) for t in shapes]
+    _treebank._CACHE.clear()
+    assert compiled == pure
+    assert compiled[:400] == [treebank_reference(s) for s in strings]
+
+
 def test_treebank_survives_the_cache_emptied_meanwhile(treebank_reference, monkeypatch):
     # Another thread may empty the shared cache between filling it and reading the tokens back.
     from ifpo.verifiers import _treebank

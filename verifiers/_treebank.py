@@ -32,6 +32,7 @@ and ``re`` for the contractions, as NLTK does.
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -287,7 +288,9 @@ def _compiled(pattern: str, repl: str, needs: tuple[str, ...]) -> tuple[object, 
         return not any(c in ".^$*+?{}[]\\|()" for c in t)
 
     if repl is _PAD and pattern == _pad_step(list(needs))[0]:
-        return None, _Literal([(c, f" {c} ") for c in needs]), needs
+        step = _Literal([(c, f" {c} ") for c in needs])
+        step.pad = "".join(needs)
+        return None, step, needs
     if len(needs) == 1 and literal(needs[0]):
         if repl is _PAD and pattern == f"({needs[0]})":
             return None, _Literal([(needs[0], f" {needs[0]} ")]), needs
@@ -301,15 +304,21 @@ class _Literal:
     text's first characters too; then the ``then`` pattern, if any. Where one of ``unless`` occurs,
     the ``fallback`` step (pattern, replacement, needs) runs instead."""
 
-    __slots__ = ("pairs", "unless", "first", "then", "fallback", "needs")
+    __slots__ = ("pairs", "unless", "first", "then", "fallback", "needs", "pad")
 
     def __init__(self, pairs: list[tuple[str, str]], unless: tuple[str, ...] = (),
                  first: tuple[str, str] | None = None, then: tuple[Any, str] | None = None,
                  fallback: tuple[Any, Any, tuple[str, ...]] | None = None) -> None:
         self.pairs, self.unless, self.first, self.then, self.fallback = pairs, unless, first, then, fallback
         self.needs: tuple[str, ...] | None = None  # set by _Passes: strings looked for before the step runs
+        self.pad: str | None = None  # set by _compiled: the characters, where every pair pads one
 
     def run(self, text: str) -> str:
+        if self.pad is not None and _PADDER is not None:
+            # several of them in the text: one compiled scan pads them all (each str.replace is a scan)
+            present = [c for c in self.pad if c in text]
+            if len(present) > 1:
+                return _PADDER.pad(text, "".join(present))
         if self.fallback is not None and any(u in text for u in self.unless):
             pattern, repl, needs = self.fallback
             if not any(n in text for n in needs):
@@ -323,6 +332,23 @@ class _Literal:
         if self.then is not None:
             text = self.then[0].sub(self.then[1], text)
         return text
+
+
+def _compiled_padder() -> Any:
+    """The compiled padding step (``verifiers/_treebank_scan.pyx``), or None where it is not built (a
+    source checkout without an install, no C compiler at install), built from another version of its
+    interface, or ``IFPO_TREEBANK_PURE=1`` asks for ``str.replace``."""
+    if os.environ.get("IFPO_TREEBANK_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from ifpo.verifiers import _treebank_scan
+    except ImportError:
+        return None
+    return _treebank_scan if getattr(_treebank_scan, "INTERFACE", None) == _PADDER_INTERFACE else None
+
+
+_PADDER_INTERFACE = 1  # what _treebank_scan.pad takes and returns
+_PADDER = _compiled_padder()
 
 
 class _Gated:
