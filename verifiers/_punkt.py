@@ -33,6 +33,8 @@ from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any
 
+from ifpo.verifiers._native import compiled_module
+
 # Orthographic context flags of the Punkt model (bit values as NLTK stores them).
 _BEG_UC, _MID_UC, _UNK_UC = 1 << 1, 1 << 2, 1 << 3
 _BEG_LC, _MID_LC, _UNK_LC = 1 << 4, 1 << 5, 1 << 6
@@ -100,12 +102,9 @@ def _plain_lane(non_word: str, closers: frozenset[str]) -> re.Pattern[str]:
 
 def _compiled_scan() -> Any:
     """The compiled candidate loop's module, or None where it is not built (a source checkout without
-    an install, no C compiler at install) or built from another version of its interface."""
-    try:
-        from ifpo.verifiers import _punkt_scan
-    except ImportError:
-        return None
-    return _punkt_scan if getattr(_punkt_scan, "INTERFACE", None) == _SCAN_INTERFACE else None
+    an install, no C compiler at install) or built from another version of its interface (the
+    environment's IFPO_PUNKT_PURE is read by FastPunkt)."""
+    return compiled_module("_punkt_scan", _SCAN_INTERFACE)
 
 
 _SCAN_INTERFACE = 3  # the Scanner arguments and results this module passes and reads

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import itertools
 import operator
-import os
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
+
+from ifpo.verifiers._native import compiled_module
 
 # Terminators as pysbd knows them, and the private-use character each becomes when protected.
 _TERMS = "。．.！!?？"
@@ -280,13 +281,7 @@ def _compiled_reader() -> Any:
     """The compiled reading (``verifiers/_sbd_scan.pyx``: ``_READ``'s pieces, joined), or None where
     it is not built (a source checkout without an install, no C compiler at install), built from
     another version of its interface, or ``IFPO_SBD_PURE=1`` asks for the expression."""
-    if os.environ.get("IFPO_SBD_PURE", "") not in ("", "0"):
-        return None
-    try:
-        from ifpo.verifiers import _sbd_scan
-    except ImportError:
-        return None
-    return _sbd_scan if getattr(_sbd_scan, "INTERFACE", None) == _READER_INTERFACE else None
+    return compiled_module("_sbd_scan", _READER_INTERFACE, "IFPO_SBD_PURE")
 
 
 _READER_INTERFACE = 1  # what _sbd_scan.read takes and returns

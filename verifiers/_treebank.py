@@ -32,7 +32,6 @@ and ``re`` for the contractions, as NLTK does.
 
 from __future__ import annotations
 
-import os
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -42,6 +41,7 @@ from itertools import accumulate, chain
 from typing import Any
 
 import regex
+from ifpo.verifiers._native import compiled_module
 
 # Closing characters a sentence-final period may be followed by (the wider set of the first
 # final-period pattern; the space it also allows is handled as whitespace between chunks).
@@ -338,13 +338,7 @@ def _compiled_padder() -> Any:
     """The compiled padding step (``verifiers/_treebank_scan.pyx``), or None where it is not built (a
     source checkout without an install, no C compiler at install), built from another version of its
     interface, or ``IFPO_TREEBANK_PURE=1`` asks for ``str.replace``."""
-    if os.environ.get("IFPO_TREEBANK_PURE", "") not in ("", "0"):
-        return None
-    try:
-        from ifpo.verifiers import _treebank_scan
-    except ImportError:
-        return None
-    return _treebank_scan if getattr(_treebank_scan, "INTERFACE", None) == _PADDER_INTERFACE else None
+    return compiled_module("_treebank_scan", _PADDER_INTERFACE, "IFPO_TREEBANK_PURE")
 
 
 _PADDER_INTERFACE = 1  # what _treebank_scan.pad takes and returns
