@@ -899,28 +899,21 @@ def _read_sentences(text: str, count: bool) -> list[str] | int:
     norm, masked = _masked(norm)
     masked = _settle_openers(masked)
     sep = "\x00" if "\x00" not in norm else "\ue000"
-    wordless = _NO_ALNUM_PIECE if sep == "\x00" else _NO_ALNUM_PIECE_PUA
-    own_marks = not norm.isascii() and _OWN_MARKS.search(norm)
-    if not own_marks and _READER is not None:
-        # each piece after a separator, those without a letter or digit (a stray "!", "...", a run
-        # of marks: not sentences) already dropped
-        joined = _unmask(_READER.read(masked, sep, True))
-        split = False
-        for quote, rule in _QUOTES_THEN_CAPITAL:  # (as below)
-            if quote in joined:
-                joined, found = rule.subn(quote + sep, joined)
-                split = split or found > 0
-        if split:  # (the piece before the quote may hold no letter or digit)
-            joined = wordless.sub("", joined)
-        return joined.count(sep) if count else joined.split(sep)[1:]
-    if own_marks:  # this module's markers in the text: take its characters
-        joined = sep.join(norm[a:b] for a, b in (m.span() for m in _READ.finditer(masked)))
+    # each piece after a separator; pieces without a letter or digit (a stray "!", "...", a run of
+    # marks) are not sentences: the compiled reading drops them as it reads
+    dropped = False
+    if not norm.isascii() and _OWN_MARKS.search(norm):  # this module's markers in the text: take its characters
+        joined = sep + sep.join(norm[a:b] for a, b in (m.span() for m in _READ.finditer(masked)))
+    elif _READER is not None:
+        joined, dropped = _unmask(_READER.read(masked, sep, True)), True
     else:
-        joined = _unmask(sep.join(_READ.findall(_without_wordless_lines(masked))))
+        joined = sep + _unmask(sep.join(_READ.findall(_without_wordless_lines(masked))))
     # 'He said "Hi." She left.': pysbd splits a sentence after such a quote once it is read
+    split = False
     for quote, rule in _QUOTES_THEN_CAPITAL:
         if quote in joined:
-            joined = rule.sub(quote + sep, joined)
-    # pieces without a letter or digit (a stray "!", "...", a run of marks) are not sentences
-    joined = wordless.sub("", sep + joined)
-    return joined.count(sep) if count else joined.split(sep)[1:]  # (each piece after a separator)
+            joined, found = rule.subn(quote + sep, joined)
+            split = split or found > 0
+    if split or not dropped:  # (a split may leave a piece before the quote without a letter or digit)
+        joined = (_NO_ALNUM_PIECE if sep == "\x00" else _NO_ALNUM_PIECE_PUA).sub("", joined)
+    return joined.count(sep) if count else joined.split(sep)[1:]

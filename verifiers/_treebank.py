@@ -288,9 +288,7 @@ def _compiled(pattern: str, repl: str, needs: tuple[str, ...]) -> tuple[object, 
         return not any(c in ".^$*+?{}[]\\|()" for c in t)
 
     if repl is _PAD and pattern == _pad_step(list(needs))[0]:
-        step = _Literal([(c, f" {c} ") for c in needs])
-        step.pad = "".join(needs)
-        return None, step, needs
+        return None, _Literal([(c, f" {c} ") for c in needs]), needs
     if len(needs) == 1 and literal(needs[0]):
         if repl is _PAD and pattern == f"({needs[0]})":
             return None, _Literal([(needs[0], f" {needs[0]} ")]), needs
@@ -311,7 +309,10 @@ class _Literal:
                  fallback: tuple[Any, Any, tuple[str, ...]] | None = None) -> None:
         self.pairs, self.unless, self.first, self.then, self.fallback = pairs, unless, first, then, fallback
         self.needs: tuple[str, ...] | None = None  # set by _Passes: strings looked for before the step runs
-        self.pad: str | None = None  # set by _compiled: the characters, where every pair pads one
+        # the characters, where every pair puts a space on each side of one and nothing else runs
+        padding = all(len(old) == 1 and new == f" {old} " for old, new in pairs)
+        plain = not unless and first is None and then is None and fallback is None
+        self.pad: str | None = "".join(old for old, _ in pairs) if pairs and padding and plain else None
 
     def run(self, text: str) -> str:
         if self.pad is not None and _PADDER is not None:
@@ -554,8 +555,8 @@ _TAIL = "\ufdd6"
 # ASCII, re's case folding is plain lower-casing.
 _WORD_CONTRACTIONS = frozenset({"cannot", "gimme", "gonna", "gotta", "lemme", "wanna"})
 _LITERAL = "\ufdd8"  # + a run of brackets: one token per character
-_UNMARKABLE = re.compile("[\x1c-\x1f\ufdd0-\ufdef]")
 _UNMARKABLE_CHARS = "\x1c\x1d\x1e\x1f" + "".join(map(chr, range(0xFDD0, 0xFDF0)))
+_UNMARKABLE = re.compile(f"[{_UNMARKABLE_CHARS}]")
 
 
 def _has_unmarkable(text: str) -> bool:
@@ -563,6 +564,8 @@ def _has_unmarkable(text: str) -> bool:
     (C scans, ~0.03 ms per MB each; none past the four for text below U+0100), where the class
     search tries every position (~5 ms per MB). Per sentence the class search costs less."""
     return any(c in text for c in _UNMARKABLE_CHARS)
+
+
 _MARKERS = re.compile("[\ufdd0-\ufdef]")
 # The whitespace of a sentence keyed by _mark_contexts (one without U+001C-U+001F: the regex engine's \s).
 _MARK_WS = " " + _OTHER_WS

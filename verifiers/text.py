@@ -486,9 +486,8 @@ class ListItem(NamedTuple):
 _NUMBERED_FORM = r"(\d+)([.)])[ \t]+(\S.*)"
 _BULLET_FORM = r"(?!\*\*|--)([-*+•·])[ \t]+(\S.*)"
 _LIST_ITEM = re.compile(rf"^[ \t]*(?:{_NUMBERED_FORM}|{_BULLET_FORM})$", re.MULTILINE)
-# _LIST_ITEM's alternatives alone (the two cannot both match a line: a digit or a marker first)
+# _LIST_ITEM's bullet alternative alone (the two cannot both match a line: a digit or a marker first)
 _BULLET_ITEM = re.compile(rf"^[ \t]*{_BULLET_FORM}$", re.MULTILINE)
-_NUMBERED_ITEM = re.compile(rf"^[ \t]*{_NUMBERED_FORM}$", re.MULTILINE)
 # Line ends splitlines() knows besides "\n": a text holding one is re-joined on "\n" first.
 _OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
@@ -555,7 +554,7 @@ def numbered_item_fields(text: str) -> list[tuple[int, str]]:
     :func:`bullet_item_lines` finds bullets, the markers by a findall (strings: no Match objects
     kept, which the garbage collector would walk)."""
     text = _one_line_end(text)
-    return list(zip(match_lines(_NUMBERED_ITEM, text), _NUMBERED_MARKER.findall(text)))
+    return list(zip(match_lines(_NUMBERED_MARKER, text), _NUMBERED_MARKER.findall(text)))
 
 
 def _one_line_end(text: str) -> str:
@@ -571,7 +570,8 @@ def match_lines(pattern: re.Pattern[str], text: str) -> list[int]:
 
 
 _START = operator.methodcaller("start")
-# _NUMBERED_ITEM with the digits and the delimiter as its one group
+# _LIST_ITEM's numbered alternative alone (the same lines), with the digits and the delimiter as its
+# one group
 _NUMBERED_MARKER = re.compile(r"^[ \t]*(\d+[.)])[ \t]+\S.*$", re.MULTILINE)
 
 

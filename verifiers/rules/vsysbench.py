@@ -635,7 +635,6 @@ def _meta_starts(lines: list[str], encoding: str, marker: str | None) -> Iterato
     return itertools.compress(itertools.count(), flags)
 
 
-
 def _field_present(field: str, keys: list[str], encoding: str) -> bool:
     want = _norm_key(field)
     for key in keys:
