@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "tiny-model": ("ifpo.train.tiny_model:cli_main", "write a tiny random Qwen3-VL (tokenizer, processor, model) offline"),
     "sample": ("ifpo.data_builders.sample_benchmark.cli:cli_main", "regenerate the bundled sample benchmark (media + items)"),
     "evaluate": ("ifpo.eval_hooks.evaluate:cli_main", "generate with a model, model + adapter or endpoint on items and score (resumable)"),
+    "serve": ("ifpo.verifiers.serve:cli_main", "reward server: checklist rewards over HTTP (OpenRLHF /get_reward, batch)"),
     "compare": ("ifpo.eval_hooks.compare:cli_main", "compare checkpoints and runs: terminal table, CSV/JSON, self-contained HTML dashboard"),
 }
 
@@ -51,8 +52,34 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ifpo: unknown command {name!r}.{hint}\n\n{_usage()}", file=sys.stderr)
         return 2
     module_name, func_name = SUBCOMMANDS[name][0].split(":")
-    func = getattr(importlib.import_module(module_name), func_name)
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+    except ModuleNotFoundError as exc:
+        if missing_extra(exc) is None:
+            raise
+        return _needs_train(f"ifpo {name}", exc)
     return run_command(f"ifpo {name}", func, rest)
+
+
+# Top-level modules of the `train` extra (pyproject.toml): the light install lacks them, and a command (or a
+# code path of one, such as an in-process judge or a model to generate with) that imports one needs the extra.
+TRAIN_EXTRA_MODULES = frozenset(
+    {"torch", "torchvision", "transformers", "trl", "peft", "accelerate", "tokenizers", "qwen_vl_utils", "wandb"}
+)
+TRAIN_EXTRA_HINT = 'pip install "ifpo[train]"'
+
+
+def missing_extra(exc: BaseException) -> str | None:
+    """The `train` extra's module whose absence raised ``exc`` (a ``ModuleNotFoundError``), else None."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    root = (name or "").split(".")[0]
+    return root if root in TRAIN_EXTRA_MODULES else None
+
+
+def _needs_train(prog: str, exc: BaseException) -> int:
+    print(f"{prog}: this needs the training extra ({missing_extra(exc)} is not installed): {TRAIN_EXTRA_HINT}",
+          file=sys.stderr)
+    return 3
 
 
 def _service_errors() -> tuple[type[BaseException], ...]:
@@ -84,6 +111,11 @@ def run_command(prog: str, func, argv: list[str]) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as exc:
+        # The light install (no `train` extra) running a path that needs torch & co.: one line, not a traceback.
+        if missing_extra(exc) is None or os.environ.get("IFPO_DEBUG"):
+            raise
+        return _needs_train(prog, exc)
     except (ValueError, OSError, RecursionError, *_service_errors()) as exc:
         if os.environ.get("IFPO_DEBUG"):
             raise

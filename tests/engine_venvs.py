@@ -1,0 +1,104 @@
+"""Separate virtual environments for the tests that install ifpo apart from the dev venv.
+
+The light install (no ``train`` extra) and the RL engines (verl, OpenRLHF, ms-swift) pin packages that
+conflict with the dev venv's, so each gets its own venv under ``IFPO_TEST_VENVS`` (default
+``~/.cache/ifpo-test-venvs``), keyed by what went into it and reused while that stays the same. A reused
+venv gets the current checkout's ifpo again (``--no-deps``, seconds). Where a package cannot be
+installed (no registry, no wheel for this platform) the calling test is skipped with pip's last lines.
+
+ifpo is installed from a copy of the checkout's files (``git ls-files``: tracked and untracked-but-not-
+ignored), so the build never writes into the shared working tree, and with ``CC=/bin/false``: the
+compiled modules are optional (pyproject's ``ext-modules``), and a light install must not need them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def venv_root() -> Path:
+    return Path(os.environ.get("IFPO_TEST_VENVS") or Path.home() / ".cache" / "ifpo-test-venvs")
+
+
+def _pip(python: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CC": "/bin/false", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run([str(python), "-m", "pip", "install", "--quiet", *args], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+
+
+def checkout_copy(dest: Path) -> Path:
+    """The checkout's files (what ``pip install <repo>`` would see, without build outputs) under ``dest``."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = ROOT / rel
+        if not src.is_file() or src.suffix in (".so", ".c") and src.parent.name == "verifiers":
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+    _drop_missing_extensions(dest / "pyproject.toml")
+    return dest
+
+
+def _drop_missing_extensions(pyproject: Path) -> None:
+    """Leave out of the copy's pyproject an ``ext-modules`` line whose source file is not in the checkout (the
+    compiled modules are optional and being removed; setuptools refuses a missing source even then)."""
+    import re
+
+    lines = pyproject.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if not (m := re.search(r'sources = \["([^"]+)"\]', line))
+            or (pyproject.parent / m.group(1)).is_file()]
+    pyproject.write_text("".join(kept), encoding="utf-8")
+
+
+def ifpo_venv(name: str, packages: tuple[str, ...] = (), no_deps: tuple[str, ...] = ()) -> Path:
+    """A venv with the light ifpo (no extra) plus ``packages`` (resolved) and ``no_deps`` (``--no-deps``);
+    returns its python. Skips the test where pip cannot install them."""
+    pyproject = (ROOT / "pyproject.toml").read_bytes()
+    key = hashlib.sha256(repr((pyproject, packages, no_deps, sys.version_info[:2])).encode()).hexdigest()[:10]
+    venv = venv_root() / f"{name}-{key}"
+    python = venv / "bin" / "python"
+    ready = venv / ".ready"
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = checkout_copy(Path(tmp) / "ifpo")
+        if not ready.exists():
+            shutil.rmtree(venv, ignore_errors=True)
+            venv.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            # setuptools + Cython in the venv, so a reused venv reinstalls ifpo without build isolation
+            steps = [("setuptools>=74.1", "wheel", "Cython>=3.0"), (str(repo), *packages)]
+            if no_deps:
+                steps.append(("--no-deps", *no_deps))
+            for args in steps:
+                done = _pip(python, *args)
+                if done.returncode != 0:
+                    pytest.skip(f"pip install {' '.join(args)} failed in {venv}: {done.stderr.strip()[-600:]}")
+            ready.touch()
+        else:
+            done = _pip(python, "--no-deps", "--force-reinstall", "--no-build-isolation", str(repo))
+            if done.returncode != 0:
+                pytest.fail(f"reinstalling ifpo into {venv} failed: {done.stderr.strip()[-600:]}")
+    return python
+
+
+def run(python: Path, *args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    """``python *args`` in that venv, nothing of the dev venv on its path."""
+    env = {**os.environ, **kwargs.pop("env", {})}
+    env.pop("PYTHONPATH", None)
+    env.pop("VIRTUAL_ENV", None)
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    # not the checkout: `python -c` / `-m` put the working directory first on sys.path
+    kwargs.setdefault("cwd", tempfile.gettempdir())
+    return subprocess.run([str(python), *args], capture_output=True, text=True, env=env, timeout=timeout, **kwargs)
