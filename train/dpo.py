@@ -36,8 +36,6 @@ def main(argv: list[str]) -> int:
         return 0
 
     # ---- 1. parse ----------------------------------------------------------------------------
-    from ifpo.train.lengths import OverlongPairsError
-    from ifpo.train.pairs import PairsError
     from ifpo.train.recipe import RecipeError, parse_recipe
 
     try:
@@ -45,6 +43,8 @@ def main(argv: list[str]) -> int:
     except RecipeError as exc:
         print(f"train/dpo.py: error: {exc}", file=sys.stderr)
         return 2
+    from ifpo.train.lengths import OverlongPairsError  # after the parse: these import torch and TRL
+    from ifpo.train.pairs import PairsError
     cfg, args = recipe.ifpo, recipe.args
     from ifpo.train.callbacks import setup_logging
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ifpo.train.vision import MediaBudget
+from ifpo.verifiers.media import MediaBudget  # not train.vision: --help and key checks stay torch-free
 
 # ifpo's defaults for TRL keys (applied below the recipe file). CPU-vs-GPU precision is left to the
 # recipe on purpose: a recipe states where it runs.
@@ -390,9 +390,120 @@ def _parse_overrides(tokens: list[str], bool_keys: set[str]) -> dict[str, Any]:
     return overrides
 
 
-def _nearest(key: str, known: list[str], script: str = "train/dpo.py") -> str:
+def _nearest(key: str, known: list[str], script: str = "train/dpo.py", own: list[str] | None = None) -> str:
+    """The suggestion for an unknown key. The recipe's own keys (``own``) come first when one is nearly as close
+    as the best TRL key: ``lora_rank`` means ``lora_r``, not TrainingArguments' launcher key ``local_rank``."""
     match = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+    if own and match:
+        mine = difflib.get_close_matches(key, own, n=1, cutoff=0.75)
+        ratio = difflib.SequenceMatcher(None, key, match[0]).ratio()
+        if mine and difflib.SequenceMatcher(None, key, mine[0]).ratio() >= ratio - 0.1:
+            match = mine
     return f"; did you mean {match[0]!r}?" if match else f"; see `python {script} --help`"
+
+
+# Where TRL's config classes and their bases are defined, for reading their keys without importing them:
+# (package, module file inside it) by the names their modules import them as (TRL 1.16, transformers 5.x).
+_CONFIG_SOURCES = {
+    "DPOConfig": ("trl", "trainer/dpo_config.py"),
+    "GRPOConfig": ("trl", "trainer/grpo_config.py"),
+    "_BaseConfig": ("trl", "trainer/base_config.py"),
+    "TrainingArguments": ("transformers", "training_args.py"),
+}
+
+
+def config_keys_from_source(name: str) -> dict[str, str] | None:
+    """``{key: annotation}`` of a TRL config's init fields, read from the installed sources with ``ast``.
+
+    Importing ``trl`` (torch, transformers) takes seconds; this takes milliseconds, so a misspelt key or
+    tracker is answered before any heavy import. None where the sources are not laid out as expected
+    (another TRL or transformers layout): the caller then relies on the full check after the import.
+    ``tests/test_papercuts.py`` compares the result with ``dataclasses.fields`` of the real classes.
+    """
+    import ast
+    import importlib.util
+
+    keys: dict[str, str] = {}
+    chain = []
+    while name in _CONFIG_SOURCES:
+        package, module = _CONFIG_SOURCES[name]
+        spec = importlib.util.find_spec(package)  # a top-level name: located, not imported
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        path = Path(list(spec.submodule_search_locations)[0]) / module
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            return None
+        node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        if node is None:
+            return None
+        chain.append(node)
+        bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        name = bases[0] if len(bases) == 1 else ""
+    if not chain or name != "":  # a base this table does not know: the layout changed
+        return None
+    return _fields_of(chain, keys)
+
+
+def _fields_of(chain: list, keys: dict[str, str]) -> dict[str, str]:
+    import ast
+
+    for node in reversed(chain):  # bases first; a subclass redefining a field keeps its place, as dataclasses do
+        for stmt in node.body:
+            if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+                continue
+            annotation = ast.unparse(stmt.annotation)
+            if "ClassVar" in annotation:
+                continue
+            value = stmt.value
+            if (isinstance(value, ast.Call) and getattr(value.func, "id", "") == "field"
+                    and any(k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
+                            for k in value.keywords)):
+                keys.pop(stmt.target.id, None)
+                continue
+            keys[stmt.target.id] = annotation
+    return keys
+
+
+def precheck(argv: list[str], ifpo_cls: type, trl_config: str, *, script: str = "train/dpo.py",
+             refused: dict[str, str] | None = None) -> None:
+    """Key names and tracker names checked before TRL is imported (a typo answers in a fraction of a second).
+
+    The full parse after the import checks values and combinations; this one only refuses what it is
+    sure of: a key in neither ifpo's dataclass nor TRL's config (read from its source), a refused key,
+    and a ``report_to`` name transformers does not know.
+    """
+    trl_keys = config_keys_from_source(trl_config)
+    if trl_keys is None or not argv or argv[0].startswith("-") or not Path(argv[0]).is_file():
+        return  # the full parse says what is wrong
+    refused = REFUSED_TRL_KEYS if refused is None else refused
+    ifpo_hints = _type_hints(ifpo_cls)
+    ifpo_keys = [f.name for f in dataclasses.fields(ifpo_cls)]
+    known = sorted(set(ifpo_keys) | set(trl_keys))
+    try:
+        overrides = _parse_overrides(argv[1:], set(known))
+    except RecipeError:
+        return
+    report_to = None
+    for where, layer in ((argv[0], _read_recipe_file(Path(argv[0]))), ("the command line", overrides)):
+        for key, value in layer.items():
+            if not isinstance(key, str):
+                return
+            key = RENAMED_TRL_KEYS.get(key, key)
+            head, dot, _ = key.partition(".")
+            if dot and head in ifpo_keys and _takes_mapping(ifpo_hints[head]):
+                continue
+            if key not in known:
+                raise RecipeError(f"unknown key {key!r} in {where}{_nearest(key, known, script, ifpo_keys)}")
+            if key in refused:
+                raise RecipeError(f"{key} is not used by ifpo: {refused[key]}")
+            if key == "report_to":
+                report_to = value
+    if isinstance(report_to, str):
+        report_to = [n.strip() for n in report_to.split(",") if n.strip()]
+    if isinstance(report_to, list) and all(isinstance(n, str) for n in report_to):
+        _check_tracker_names(report_to)
 
 
 def check_model_source(source: str) -> None:
@@ -433,7 +544,7 @@ def check_eval_hook(eval_hook: dict | None) -> dict | None:
     """
     if eval_hook is None:
         return None
-    from ifpo.eval_hooks.callback import EvalHookConfig
+    from ifpo.eval_hooks.hook_config import EvalHookConfig
 
     if not isinstance(eval_hook, dict):
         raise ValueError(f"eval_hook: expected a mapping of EvalHookConfig keys or null, got {eval_hook!r}")
@@ -495,7 +606,7 @@ def field_help_lines(cls: type, indent: int = 2, width: int = 28, defaults: dict
 
 def eval_hook_help_lines() -> list[str]:
     """The ``eval_hook`` mapping's keys and its ``generation`` sub-keys (generated, like the top-level keys)."""
-    from ifpo.eval_hooks.callback import DEFAULT_GENERATION, EvalHookConfig
+    from ifpo.eval_hooks.hook_config import DEFAULT_GENERATION, EvalHookConfig
     from ifpo.verifiers.generation import GenerationConfig
 
     return [
@@ -528,20 +639,28 @@ def recipe_help() -> str:
     return "\n".join(lines)
 
 
+def _check_tracker_names(names: list[str], supported: list[str] | None = None) -> None:
+    """A ``report_to`` name transformers does not know is one line naming the closest. ``TRACKER_PACKAGES``
+    lists transformers' names (a test keeps it equal to ``INTEGRATION_TO_CALLBACK``), so this needs no import."""
+    supported = sorted(supported or TRACKER_PACKAGES)
+    for name in names:
+        if name in ("none", "all") or name in supported:
+            continue
+        match = difflib.get_close_matches(name, supported, n=1, cutoff=0.5)
+        hint = f"; did you mean {match[0]!r}?" if match else ""
+        raise RecipeError(f"report_to: {name!r} is not a tracker transformers supports{hint} "
+                          f"(supported: {', '.join(supported)}, none, all)")
+
+
 def _check_trackers(report_to: Any) -> None:
     """Every tracker transformers supports is accepted; a missing package is one line naming what to install."""
     from transformers.integrations import integration_utils
 
     names = [report_to] if isinstance(report_to, str) else list(report_to or [])
-    supported = sorted(integration_utils.INTEGRATION_TO_CALLBACK)
+    _check_tracker_names(names, list(integration_utils.INTEGRATION_TO_CALLBACK))
     for name in names:
         if name in ("none", "all"):
             continue
-        if name not in supported:
-            match = difflib.get_close_matches(name, supported, n=1, cutoff=0.5)
-            hint = f"; did you mean {match[0]!r}?" if match else ""
-            raise RecipeError(f"report_to: {name!r} is not a tracker transformers supports{hint} "
-                              f"(supported: {', '.join(supported)}, none, all)")
         check, package = TRACKER_PACKAGES.get(name, (None, name))
         available = getattr(integration_utils, check, None) if check else None
         if available is not None and not available():
@@ -595,7 +714,7 @@ def read_recipe_values(
                 values[head] = merged
                 continue
             if key not in known:
-                raise RecipeError(f"unknown key {key!r} in {where}{_nearest(key, known, script)}")
+                raise RecipeError(f"unknown key {key!r} in {where}{_nearest(key, known, script, ifpo_keys)}")
             if key in refused:
                 raise RecipeError(f"{key} is not used by ifpo: {refused[key]}")
             tp = ifpo_hints[key] if key in ifpo_keys else trl_hints[key]
@@ -659,6 +778,7 @@ def check_cpu_precision(trl_values: dict[str, Any], example: str = "recipes/tiny
 
 def parse_recipe(argv: list[str]) -> Recipe:
     """Parse ``RECIPE.yaml [--key value ...]`` into a :class:`Recipe`; bad input raises :class:`RecipeError`."""
+    precheck(argv, DPORecipe, "DPOConfig")  # typos answer before the seconds-long TRL import
     from trl import DPOConfig
 
     path, ifpo_values, trl_only = read_recipe_values(argv, DPORecipe, DPOConfig)

@@ -393,8 +393,9 @@ def _unknown_message(kind: str, name: str, known: Iterable[str], where: str = ""
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     where = f" {where}" if where else ""
-    listing = ", ".join(sorted(known)) if len(known) <= 12 else f"{len(known)} known, see `ifpo constraints`"
-    return f"unknown {kind} {name!r}{where}{hint} (known: {listing})"
+    # A long list would bury the hint: past 12 names, say how many and where they are listed.
+    listing = f"known: {', '.join(sorted(known))}" if len(known) <= 12 else f"{len(known)} known; `ifpo constraints` lists them"
+    return f"unknown {kind} {name!r}{where}{hint} ({listing})"
 
 
 class Registry:
