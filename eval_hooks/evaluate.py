@@ -135,6 +135,10 @@ def generate_resumable(
         # A crash tore the last line: rewrite what is readable before appending after it.
         write_jsonl_atomic(path, ({"id": k, "response": v} for k, v in done.items()))
     todo = [item for item in items if item["id"] not in done]
+    if done:
+        # A resume: say what is reused, so a quick finish is not mistaken for a fast model.
+        print(f"ifpo evaluate: resuming {out_dir}: {len(done)} of {len(items)} item(s) already answered in {RESPONSES} "
+              f"(kept), {len(todo)} to generate", file=sys.stderr)
     if not todo:
         return done
     bar = None
@@ -268,6 +272,26 @@ def recipe_media(path: str | Path) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}
 
 
+def recipe_max_new_tokens(path: str | Path) -> int | None:
+    """The answer budget a training recipe evaluates with: its ``eval_hook.generation.max_new_tokens`` (what the
+    checkpoint callback generates with), else GRPO's ``max_completion_length`` (the rollouts' budget); None if
+    neither is set. Without it a recipe trained at 96 tokens was evaluated at the default 512 (10x the time)."""
+    from ifpo.verifiers.config import yaml_mapping
+
+    data = yaml_mapping(path)
+    hook = data.get("eval_hook")
+    generation = hook.get("generation") if isinstance(hook, dict) else None
+    for where, value in ((f"{path}: eval_hook.generation.max_new_tokens",
+                          generation.get("max_new_tokens") if isinstance(generation, dict) else None),
+                         (f"{path}: max_completion_length", data.get("max_completion_length"))):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{where}: expected a positive integer, got {value!r}")
+        return value
+    return None
+
+
 def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
     from ifpo.eval_hooks.callback import DEFAULT_GENERATION
 
@@ -279,6 +303,9 @@ def generation_from_args(args: argparse.Namespace) -> GenerationConfig:
     media = dict(data.get("media") or {})
     if getattr(args, "recipe", None):
         media.update(recipe_media(args.recipe))
+        limit = recipe_max_new_tokens(args.recipe)
+        if limit is not None:
+            data["max_new_tokens"] = limit  # --max-new-tokens below still wins
     media.update({f.name: getattr(args, f"media_{f.name}") for f in dataclasses.fields(MediaBudget)
                   if getattr(args, f"media_{f.name}", None) is not None})
     if media:

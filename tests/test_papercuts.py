@@ -75,3 +75,53 @@ def test_unknown_constraint_type_names_the_count_once():
         REGISTRY.get("no_such_type_at_all")
     text = str(info.value)
     assert "known: " not in text and text.endswith(f"({len(REGISTRY.ids())} known; `ifpo constraints` lists them)")
+
+
+# --- ifpo evaluate --recipe and its resume ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "recipe, flags, expected",
+    [
+        ("video_fps: 0.5\n", [], 512),  # no limit in the recipe: the default
+        ("eval_hook: {items: x.jsonl, generation: {temperature: 0, max_new_tokens: 96}}\n", [], 96),
+        ("max_completion_length: 24\n", [], 24),  # GRPO: the rollouts' budget
+        ("max_completion_length: 24\neval_hook: {items: x, generation: {max_new_tokens: 64}}\n", [], 64),
+        ("max_completion_length: 24\n", ["--max-new-tokens", "7"], 7),  # the flag wins
+    ],
+)
+def test_evaluate_recipe_sets_the_answer_budget(tmp_path, recipe, flags, expected):
+    from ifpo.eval_hooks.evaluate import build_parser, generation_from_args
+
+    path = tmp_path / "recipe.yaml"
+    path.write_text(recipe)
+    args = build_parser().parse_args(["--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items", "i.jsonl",
+                                      "--out", str(tmp_path / "o"), "--recipe", str(path), *flags])
+    assert generation_from_args(args).max_new_tokens == expected
+
+
+def test_evaluate_recipe_budget_must_be_a_positive_integer(tmp_path):
+    from ifpo.eval_hooks.evaluate import build_parser, generation_from_args
+
+    path = tmp_path / "recipe.yaml"
+    path.write_text("max_completion_length: -3\n")
+    args = build_parser().parse_args(["--model", "m", "--endpoint", "http://127.0.0.1:9/v1", "--items", "i.jsonl",
+                                      "--out", str(tmp_path / "o"), "--recipe", str(path)])
+    with pytest.raises(ValueError, match=r"recipe.yaml: max_completion_length: expected a positive integer, got -3"):
+        generation_from_args(args)
+
+
+def test_a_resumed_evaluation_says_what_it_kept(tmp_path, capsys):
+    from ifpo.eval_hooks.evaluate import generate_resumable
+
+    class Echo:
+        def generate(self, conversations):
+            return ["answer"] * len(conversations)
+
+    items = [{"id": f"i{n}", "instruction": "say hi", "media": {}} for n in range(5)]
+    (tmp_path / "responses.jsonl").write_text('{"id": "i0", "response": "a"}\n{"id": "i3", "response": "b"}\n')
+    done = generate_resumable(items, Echo(), tmp_path, progress=False)
+    assert len(done) == 5 and done["i0"] == "a"
+    assert "2 of 5 item(s) already answered in responses.jsonl (kept), 3 to generate" in capsys.readouterr().err
+    generate_resumable(items, Echo(), tmp_path, progress=False)
+    assert "5 of 5 item(s) already answered" in capsys.readouterr().err
