@@ -12,12 +12,7 @@ fi
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 stamp="$venv/.ifpo-installed"
-# (again when a compiled module's source changed: the editable install builds them in place)
-stale=0
-for pyx in "$repo"/verifiers/*.pyx; do
-  if [ "$pyx" -nt "$stamp" ]; then stale=1; fi
-done
-if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] || [ "$stale" = 1 ]; then
+if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; then
   echo "[setup] installing ifpo and its dependencies (first run: several minutes, torch is large)"
   python -m pip install --quiet --upgrade pip
   python -m pip install --quiet -e "$repo[dev]"

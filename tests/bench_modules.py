@@ -15,7 +15,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 @cache
 def load(name: str) -> ModuleType:
-    """``bench/<name>.py`` as a module, e.g. ``load("checker_scaling").shapes(4_000)``."""
+    """``bench/<name>.py`` as a module, e.g. ``load("efficacy")``."""
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

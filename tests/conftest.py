@@ -12,18 +12,6 @@ from ifpo.train.sample_pairs import build_sample_pairs
 from ifpo.train.tiny_model import build_tiny_model
 
 
-@pytest.fixture(scope="session")
-def can_compile() -> bool:
-    """Whether this machine can build a C extension (a compiler, the Python headers): where it can, the
-    install builds the compiled Punkt loop (verifiers/_punkt_scan.pyx), and the tests require it."""
-    import shutil
-    import sysconfig
-    from pathlib import Path
-
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(compiler) is not None and (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file()
-
-
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)

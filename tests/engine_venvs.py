@@ -77,8 +77,8 @@ def ifpo_venv(name: str, packages: tuple[str, ...] = (), no_deps: tuple[str, ...
             shutil.rmtree(venv, ignore_errors=True)
             venv.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            # setuptools + Cython in the venv, so a reused venv reinstalls ifpo without build isolation
-            steps = [("setuptools>=74.1", "wheel", "Cython>=3.0"), (str(repo), *packages)]
+            # setuptools in the venv, so a reused venv reinstalls ifpo without build isolation
+            steps = [("setuptools>=74.1", "wheel"), (str(repo), *packages)]
             if no_deps:
                 steps.append(("--no-deps", *no_deps))
             for args in steps:

@@ -691,107 +691,18 @@ def test_langdetect_profiles_are_left_out_of_the_garbage_collectors_walk():
     assert not any(gc.is_tracked(v) for v in itertools.islice(table.values(), 0, None, 97))
 
 
-def _reference_capital_words(text):
-    """NLTK's count: Punkt sentences, the Treebank tokens of each, those that are str.isupper()."""
-    from ifpo.verifiers.text import _punkt_reference, _treebank
+@pytest.mark.parametrize("text, n", [
+    ("VERY GOOD idea.", 2),
+    ("AI-BASED tools DON'T fail.", 3),  # one hyphenated token; DON'T is DO and N'T, both capitals
+    ("I think U.S.A. is big. OK.", 3),  # "I", "U.S.A.", "OK" ("." split off at the end)
+    ("CANNOT stop, GIMME that", 4),  # the contractions split: CAN NOT, GIM ME
+    ("\u00c9T\u00c9 or X2 and 2X", 3),  # not only ASCII letters; digits do not break a capital token
+    ("no capitals here. none at all!", 0),
+])
+def test_capital_words_are_nltks_uppercase_tokens(text, n):
+    from ifpo.verifiers.rules.ifeval import _capital_words
 
-    tokenize = _treebank().tokenize
-    return sum(t.isupper() for s in _punkt_reference().tokenize(text) for t in tokenize(s))
-
-
-def test_capital_word_shortcut_sees_every_capital_over_every_code_point():
-    """capital_word_frequency skips tokenizing text without a character c with c.isupper(): text that
-    lower() leaves unchanged and that holds none of the capitals without a lower-case form."""
-    import sys
-
-    from ifpo.verifiers.rules.ifeval import _caseless_capitals, _no_capitals
-
-    every = [chr(c) for c in range(sys.maxunicode + 1)]
-    capitals = {c for c in every if c.isupper()}
-    # (a character that lower() changes changes the text: its result starts with another character)
-    assert all(c.lower()[0] != c for c in every if c.lower() != c)
-    assert _caseless_capitals() == {c for c in capitals if c.lower() == c}
-    assert not any(_no_capitals("x " + c) for c in capitals)
-    # (and no more cautious than it has to be: only the title-case letters, which lower() changes too)
-    rest = every[::7]
-    assert [c for c in rest if not _no_capitals("x " + c)] == [c for c in rest if c.isupper() or c.lower() != c]
-
-
-@pytest.mark.parametrize("chunks_only", [False, True, "no counts"])
-def test_capital_words_equal_nltks_count(monkeypatch, chunks_only):
-    """capital_word_frequency's count (no tokenizing without an upper-case character; only the chunks
-    holding one tokenized: each distinct one once by chunk_token_counts on ASCII text, or, here forced
-    with it off, by chunk_tokens) against NLTK's own Punkt and Treebank tokens."""
-    import random
-
-    import bench_modules
-    from ifpo.verifiers import _treebank
-    from ifpo.verifiers.rules import ifeval
-    from ifpo.verifiers.text import clear_caches
-
-    if chunks_only:
-        monkeypatch.setattr(_treebank, "_mostly_new", lambda sentences: True)
-        monkeypatch.setattr(ifeval, "_sparse", lambda text, pattern: True)
-    if chunks_only == "no counts":
-        monkeypatch.setattr(_treebank, "chunk_token_counts", lambda sentences, chars, limit=None, where="": None)
-    identity = bench_modules.load("treebank_identity")
-    atoms = ["WORD", "Word", "word", "AI-BASED", "CANNOT", "GIMME", "Lemme", "DON'T", "IT'S", "I", "i", "A.", "U.S.",
-             "NASA.", "OK.)", '"OK"', "''NO''", "YES'", "\xc9T\xc9", "\xe9T\xe9", "\u24b6", "\u01c5", "\u0130",
-             "\u0131", "\u017f", "\u2160", "\U0001f130", "X2", "2X", "_X", "x.", ". ", ", ", "!", "?", "\n", " ", " ",
-             "\t", "(", ")", '"', "'", "...", "--", "OK]", "'OK'", "X')", "A\t", '"A', "B'", "''C", "\r\n", "Xn't", "aXn't",
-             "CANnot", "canNOT", "GIMme", "lemME", "gonNA", "GOTta", "wanNA", "D'ye", "MORE'n", "'Tis", "'TIS", "Ba", "Mr.",
-             "aB", "Ab.", "A1b", "bA"]
-    rng = random.Random(7)
-    texts = ["".join(rng.choice(atoms) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.randint(1, 60)))
-             for _ in range(200)]
-    texts += [" ".join(identity.random_string(rng) for _ in range(rng.randint(1, 12))) for _ in range(150)]
-    ascii_atoms = [a for a in atoms if a.isascii()]  # (only ASCII text takes the chunk path)
-    texts += ["".join(rng.choice(ascii_atoms) + rng.choice(["", " ", "\n"]) for _ in range(rng.randint(1, 60)))
-              for _ in range(200)]
-    texts += [t.lower() for t in texts[:50]] + ["no capitals here. none at all!", "\u0131 \u017f \u01c6 \u00df"]
-    texts += ["a b. " * 1000 + end for end in ("ABC", "x.Y", "\u2102", "\U0001d400", "z")]  # a late capital or none
-    for text in texts:
-        if text.strip():
-            clear_caches()
-            assert ifeval._capital_words(text) == _reference_capital_words(text), repr(text)
-
-
-def test_chunk_token_counts_equal_the_chunk_tokens_counted(monkeypatch):
-    """_treebank.chunk_token_counts (one findall, each distinct chunk in its context tokenized once) gives
-    every token of the chunks holding a capital as chunk_tokens does (each chunk tokenized in its
-    context, already checked against the whole text's tokens), counted: quotes opening a chunk at a
-    sentence's start, after a space or other whitespace, apostrophes ending one, tails with closers."""
-    import random
-    from collections import Counter
-
-    from ifpo.verifiers import _treebank
-    from ifpo.verifiers.rules.ifeval import _ASCII_CAPITAL_RUN
-    from ifpo.verifiers.text import punkt_sentences
-
-    monkeypatch.setattr(_treebank, "_mostly_new", lambda sentences: True)  # (short texts: forced)
-    rng = random.Random(11)
-    atoms = ["A", "Ab", "x", "A.", "A:", "A,", '"A', "''A", "A'", "A''", '"A"', "A.)", "A.'", "(A", "A)]", "'A",
-             "A.B.", "CANNOT", "DON'T", "A's", "A's'", "An's'", "A...", "--", '"', "'", ")", "]", ".", ",", ":", "``A",
-             "A;B", "A?!"]
-    checked = 0
-    for _ in range(1500):
-        text = "".join(rng.choice(atoms) + rng.choice(["", " ", " ", "\t", "\n", ". ", ".\n\n", "  "])
-                       for _ in range(rng.randint(1, 25)))
-        sentences = punkt_sentences(text)
-        want = _treebank.chunk_tokens(sentences, _ASCII_CAPITAL_RUN)
-        if want is None:
-            continue
-        checked += 1
-        assert _treebank.chunk_token_counts(sentences, "A-Z") == Counter(want), repr(text)
-    assert checked > 1400
-    assert _treebank.chunk_token_counts(["A \u00e9"], "A-Z") is None  # not ASCII
-    assert _treebank.chunk_token_counts(["A \x1c B"], "A-Z") is None  # whitespace to str.split only
-    assert _treebank.chunk_token_counts(["A B C."], "A-Z", limit=2) is None  # 3 distinct chunks
-    assert _treebank.chunk_token_counts(["A B C."], "A-Z", limit=3) == Counter("ABC.")
-    many = [" ".join(f"W{i}" for i in range(50_000))]  # distinct in the sample: declined before the whole scan
-    assert _treebank.chunk_token_counts(many, "A-Z", limit=1000) is None
-    monkeypatch.undo()
-    assert _treebank.chunk_token_counts(["This is it."] * 500, "A-Z") is None  # repeated: the cache path
+    assert _capital_words(text) == n
 
 
 def _langdetect_or_error(text):

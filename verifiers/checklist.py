@@ -29,6 +29,7 @@ from typing import Any
 from ifpo.verifiers import prompts
 from ifpo.verifiers.judge import Judge, JudgeError, media_parts
 from ifpo.verifiers.registry import ConstraintType, Registry, run_checker
+from ifpo.verifiers.text import TextTooLong
 
 
 @dataclass
@@ -147,6 +148,9 @@ class ChecklistEvaluator:
             check = run_checker(ctype, response, params)
             if self.mode == "loose" and not check.passed:
                 check = _loose_check(ctype, response, params) or check
+        except TextTooLong as exc:  # the size policy (docs/text.md): unjudged, with the reason
+            return self._unjudged(ctype, c, str(exc), params=params, params_source=source,
+                                  seconds=time.perf_counter() - start)
         except Exception as exc:  # a response is untrusted input: a checker crash is that verdict's, not the run's
             return self._unjudged(ctype, c, f"rule checker failed on this response: {type(exc).__name__}: {exc}",
                                   params=params, params_source=source, seconds=time.perf_counter() - start)

@@ -23,10 +23,6 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from ifpo.verifiers import _treebank as _fast_treebank
-from ifpo.verifiers._sbd import count_sentences as _count_sentences
-from ifpo.verifiers._sbd import split_lines_into_sentences as _split_lines_into_sentences
-
 _FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*\r?\n")  # CRLF line ends too
 _FENCE_CLOSE = re.compile(r"\n?```\s*$")
 
@@ -293,39 +289,74 @@ def split_paragraphs(text: str) -> list[str]:
     return [p.strip() for p in _PARA_SPLIT.split(text.strip()) if p.translate(_ZERO_WIDTH).strip()]
 
 
+# --- sentences and words: the reference libraries, one tokenization per text (docs/text.md) --------
+
+#: The longest text the sentence and word tokenizers read (Punkt, NLTK's Treebank tokenizer, pysbd).
+#: Over it, a check that needs them is unjudged with :class:`TextTooLong`'s reason, not run: pysbd's
+#: cost grows with the square of a line's length (1.4 s for one 50 KB line) and NLTK's costs about
+#: 10 ms per KB, while a GRPO completion or an evaluation answer is a few KB (512 tokens: 2-3 KB).
+#: 32,000 characters (about 8,000 English tokens) is 4x the longest of IFBench's shipped responses;
+#: ``bench/text_speed.py`` prints what a response at the bound costs.
+MAX_TOKENIZED_CHARS = 32_000
+
+
+class TextTooLong(ValueError):
+    """A text longer than :data:`MAX_TOKENIZED_CHARS` given to a sentence or word tokenizer."""
+
+
+def _bounded(text: str) -> str:
+    if len(text) > MAX_TOKENIZED_CHARS:
+        raise TextTooLong(
+            f"the response has {len(text):,} characters, over the {MAX_TOKENIZED_CHARS:,} that sentence and "
+            f"word checks read (docs/text.md, size policy)")
+    return text
+
+
+# Each cache holds the last texts tokenized: the checks of one response (and its loose-mode variants)
+# run one after another, so a response is split and tokenized once for all of them.
+_CACHED_TEXTS = 256
+
+
+@lru_cache(maxsize=1)
+def _segmenter() -> Any:
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+@lru_cache(maxsize=_CACHED_TEXTS)
+def _sbd_sentences(text: str) -> tuple[str, ...]:
+    segment = _segmenter().segment
+    pieces = (s.strip() for line in _bounded(text).splitlines() if line.strip() for s in segment(line.strip()))
+    return tuple(s for s in pieces if any(map(str.isalnum, s)))
+
+
 def split_sentences(text: str) -> list[str]:
     """General-text sentences (the VCIFBench / VSysBench sentence types and their corruptors).
 
     Each non-blank line is split on its own (list items and lines without final punctuation are
-    one sentence each); within a line pysbd's English rules decide, so "a.m.", "U.S.", "Fig. 3",
-    a quoted "Stop!" inside a sentence, decimals and "..." do not end a sentence, and CJK
-    ``。！？`` do. Fragments without a letter or digit (a stray "!" or "...") are not sentences.
-    The rules run in one linear pass (:mod:`ifpo.verifiers._sbd`), not through pysbd itself, whose
-    cost per line made a long answer take seconds; ``bench/sentence_agreement.py`` measures how
-    often the two agree.
+    one sentence each) by pysbd's English segmenter, so "a.m.", "U.S.", "Fig. 3", a quoted "Stop!"
+    inside a sentence, decimals and "..." do not end a sentence, and CJK ``。！？`` do. Pieces
+    without a letter or digit (a stray "!" or "...") are not sentences. Raises :class:`TextTooLong`
+    over :data:`MAX_TOKENIZED_CHARS`.
 
     >>> split_sentences('We met at 9 a.m. in the U.S. office. See Fig. 3.\\n- a list item')
     ['We met at 9 a.m. in the U.S. office.', 'See Fig. 3.', '- a list item']
     """
-    return _split_lines_into_sentences(text)
+    return list(_sbd_sentences(text))
+
+
+def count_sentences(text: str) -> int:
+    """``len(split_sentences(text))``.
+
+    >>> count_sentences("It rains. We wait."), count_sentences(""), count_sentences("a\\n\\nb")
+    (2, 0, 2)
+    """
+    return len(_sbd_sentences(text))
 
 
 @lru_cache(maxsize=1)
 def _punkt() -> Any:
-    """The Punkt sentence splitter :func:`punkt_sentences` runs: NLTK's algorithm, fast.
-
-    :class:`ifpo.verifiers._punkt.FastPunkt` on the parameters of :func:`_punkt_reference`;
-    its sentences and spans are NLTK's to the character (tests/test_text.py compares them on
-    hand-picked and thousands of random texts, bench/punkt_identity.py on 200k) at about 20x
-    the speed, which keeps the sentence checkers inside their time budget.
-    """
-    from ifpo.verifiers._punkt import FastPunkt
-
-    return FastPunkt(_punkt_reference()._params)
-
-
-@lru_cache(maxsize=1)
-def _punkt_reference() -> Any:
     """NLTK's Punkt sentence tokenizer with the English model IFEval and IFBench use.
 
     The model's parameters (abbreviations, collocations, sentence starters, orthographic
@@ -345,59 +376,63 @@ def _punkt_reference() -> Any:
     return PunktSentenceTokenizer(params)
 
 
-def punkt_sentences(text: str) -> list[str]:
-    """``nltk.sent_tokenize(text)`` (English Punkt), as the IFEval and IFBench checkers split.
-
-    Unlike :func:`split_sentences`, line breaks do not end a sentence and a list number "1."
-    is a sentence of its own, as in the reference.
-
-    >>> punkt_sentences("Dr. Smith arrived at 5 p.m. He was tired.")
-    ['Dr. Smith arrived at 5 p.m.', 'He was tired.']
-    """
-    return _punkt().tokenize(text)
-
-
-def punkt_sentence_count(text: str) -> int:
-    """``len(punkt_sentences(text))``, cheaper on text without a sentence-end candidate.
-
-    >>> punkt_sentence_count("0.5 s"), punkt_sentence_count("One. Two."), punkt_sentence_count(" ")
-    (1, 2, 0)
-    """
-    return _punkt().count(text)
-
-
-def clear_caches() -> None:
-    """Empty the caches keyed by response text (Treebank tokens per chunk, Punkt decisions per context).
-
-    They make repeated words and sentence contexts cheap within and across responses; a speed
-    measurement of one checker on a new response calls this first, so it does not time cache hits
-    left by an earlier checker on the same text. Caches keyed by params or patterns are kept.
-    """
-    from ifpo.verifiers import _treebank
-
-    _treebank.clear_cache()
-    if _punkt.cache_info().currsize:  # not built yet: nothing cached, and nothing to load
-        _punkt().clear_caches()
-
-
 @lru_cache(maxsize=1)
 def _treebank() -> Any:
-    """NLTK's own Treebank word tokenizer: the reference ``verifiers/_treebank.py`` is tested against."""
+    """NLTK's Treebank word tokenizer, the one ``nltk.word_tokenize`` runs on each sentence."""
     from nltk.tokenize.destructive import NLTKWordTokenizer
 
     return NLTKWordTokenizer()
 
 
-def word_tokenize(text: str) -> list[str]:
-    """``nltk.word_tokenize(text)``: Punkt sentences, then NLTK's Treebank word tokenizer.
+@lru_cache(maxsize=_CACHED_TEXTS)
+def _punkt_sentences(text: str) -> tuple[str, ...]:
+    return tuple(_punkt().tokenize(_bounded(text)))
 
-    The tokenizer is ``verifiers/_treebank.py``'s, whose tokens are NLTK's (:func:`_treebank`,
-    the reference the tests compare it with) at a fraction of the cost.
+
+@lru_cache(maxsize=_CACHED_TEXTS)
+def _word_tokens(text: str) -> tuple[str, ...]:
+    tokenize = _treebank().tokenize
+    return tuple(token for sentence in _punkt_sentences(text) for token in tokenize(sentence))
+
+
+def punkt_sentences(text: str) -> list[str]:
+    """``nltk.sent_tokenize(text)`` (English Punkt), as the IFEval and IFBench checkers split.
+
+    Unlike :func:`split_sentences`, line breaks do not end a sentence and a list number "1."
+    is a sentence of its own, as in the reference. Raises :class:`TextTooLong` over
+    :data:`MAX_TOKENIZED_CHARS`.
+
+    >>> punkt_sentences("Dr. Smith arrived at 5 p.m. He was tired.")
+    ['Dr. Smith arrived at 5 p.m.', 'He was tired.']
+    """
+    return list(_punkt_sentences(text))
+
+
+def punkt_sentence_count(text: str) -> int:
+    """``len(punkt_sentences(text))``.
+
+    >>> punkt_sentence_count("0.5 s"), punkt_sentence_count("One. Two."), punkt_sentence_count(" ")
+    (1, 2, 0)
+    """
+    return len(_punkt_sentences(text))
+
+
+def word_tokenize(text: str) -> list[str]:
+    """``nltk.word_tokenize(text)``: Punkt sentences, then NLTK's Treebank word tokenizer on each.
+
+    Raises :class:`TextTooLong` over :data:`MAX_TOKENIZED_CHARS`.
 
     >>> word_tokenize("DON'T stop, AI-BASED tools.")
     ['DO', "N'T", 'stop', ',', 'AI-BASED', 'tools', '.']
     """
-    return _fast_treebank.tokenize_sentences(punkt_sentences(text))
+    return list(_word_tokens(text))
+
+
+def clear_caches() -> None:
+    """Forget the sentences and tokens of the texts seen so far (a speed measurement of a checker on a
+    new response calls this first, so that it does not time what an earlier checker left)."""
+    for cache in (_sbd_sentences, _punkt_sentences, _word_tokens):
+        cache.cache_clear()
 
 
 def loose_variants(response: str) -> list[tuple[str, str]]:
@@ -424,15 +459,6 @@ def loose_variants(response: str) -> list[tuple[str, str]]:
         ("last line and '*' removed", last.replace("*", "")),
         ("first and last lines and '*' removed", both.replace("*", "")),
     ]
-
-
-def count_sentences(text: str) -> int:
-    """``len(split_sentences(text))``, without building the list.
-
-    >>> count_sentences("It rains. We wait."), count_sentences(""), count_sentences("a\\n\\nb")
-    (2, 0, 2)
-    """
-    return _count_sentences(text)
 
 
 def table_cells(line: str) -> list[str]:

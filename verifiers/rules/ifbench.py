@@ -36,12 +36,10 @@ import operator
 import re
 import string
 import unicodedata
-from collections import Counter, defaultdict, deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-import regex
-from ifpo.verifiers import _treebank
 from ifpo.verifiers.registry import (
     Check,
     Checker,
@@ -147,21 +145,6 @@ def _alnum_tokens(text: str) -> list[str]:
     # [^\W_] is the stdlib engine's str.isalnum() character (its \w is isalnum() or "_"), so the
     # filter runs in C: the same tokens as any(ch.isalnum() for ch in t).
     return list(filter(_HAS_ALNUM.search, word_tokenize(text)))
-
-
-# Treebank pieces (about one word each) the early-stopping word checkers tokenize first; each later
-# batch is twice as long.
-_FIRST_BATCH = 16
-
-
-def _token_batches(keys: list[object]) -> Iterator[list[str]]:
-    """``word_tokenize``'s tokens, a growing run of Treebank pieces at a time (``_treebank.sentence_keys``
-    of the Punkt sentences). A checker that stops at the first failing token tokenizes only that much:
-    the tokens of a text are its pieces' tokens in order, exactly."""
-    done, size = 0, _FIRST_BATCH
-    while done < len(keys):
-        yield _treebank.tokens_of(keys[done : done + size])
-        done, size = done + size, size * 2
 
 
 def _n(value: Any) -> int:
@@ -344,155 +327,22 @@ def person_names(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     description="Maintain a trigram overlap of {percentage}% (±2%) with the provided reference text.",
 )
 def overlap(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
-    """Maintain a trigram overlap of {percentage}% (±2%) with the provided reference text.
+    """Distinct trigrams of the response's characters, the share of them that are trigrams of the reference
+    text's characters, within ±2 of ``percentage``. The reference checker calls ``nltk.ngrams`` on the
+    two strings themselves, so its trigrams are of characters, not words (allenai/IFBench
+    ``ifbench/instructions.py``, NGramOverlapChecker, at db69a6f); a response of under 3 characters fails.
 
     >>> overlap('the cat sat on the mat',
     ... {'reference_text': 'the cat sat on the mat', 'percentage': 100}).passed
     True
     """
-    reference = word_tokenize(p["reference_text"])
-    sentences = punkt_sentences(response)
-    if _shares_no_trigram(sentences, reference):
-        share = 0.0  # 0 shared of at least one distinct trigram, whatever their number
-    else:
-        distinct, shared = _trigram_overlap(_treebank.tokenize_sentences(sentences), reference)
-        if not distinct:
-            return False, "no trigrams"
-        share = 100 * shared / distinct
-    return p["percentage"] - 2 <= share <= p["percentage"] + 2, f"{share:.1f}% trigram overlap, expected {p['percentage']}±2%"
-
-
-# Above this many tokens the trigrams are counted as integers with numpy (below, sets of strings cost
-# less than numpy's set-up); up to _TRIGRAM_IDS_MAX tokens, so that three ids fit one int64.
-_TRIGRAM_NUMPY_MIN = 20_000
-_TRIGRAM_IDS_MAX = 2_000_000
-
-
-# From this many characters of sentences, ratio:overlap first looks for the reference's trigrams in the
-# text itself (below, tokenizing costs little).
-_OVERLAP_PREFILTER_MIN = 20_000
-# Up to this many distinct reference tokens, the prefilter counts each in the text to pick anchors.
-_OVERLAP_COUNTED_TOKENS = 200
-# What may stand between two tokens in the text they came from: the regex engine's whitespace and the
-# four characters that only str.split() calls whitespace (skipped forwards, and backwards).
-_BETWEEN_TOKENS = regex.compile(r"[\s\x1c-\x1f]*")
-_BETWEEN_TOKENS_BACK = regex.compile(r"(?r)[\s\x1c-\x1f]*")
-# A token and the texts it may come from: the Treebank tokenizer only puts in spaces, turns whitespace
-# into spaces and turns quotes into `` (from ", '' or ``) and '' (from " or ''); every other token is
-# its own text. (No source starts or ends with whitespace, and a quote token's sources differ in their
-# first and in their last character: at most one fits at a place, so the check needs no backtracking.)
-_TOKEN_SOURCES = {"``": ('"', "''", "``"), "''": ('"', "''")}
-
-
-def _shares_no_trigram(sentences: list[str], reference: list[str]) -> bool:
-    """True when the tokens of ``sentences`` (``tokenize_sentences``) hold at least one trigram and
-    none of ``reference``'s: then the overlap is 0% however many trigrams they hold, and the text
-    need not be tokenized. False when that is not certain (short text, fewer than three chunks, a
-    reference trigram that may occur, or too many places to look at).
-
-    A trigram (x, y, z) of the tokens is, in the joined sentences, x's text, whitespace, y's text,
-    whitespace, z's text (``_TOKEN_SOURCES``). So each reference trigram is looked for around every
-    place where its longest literal token occurs (overlapping ones too); where none fits, it is not
-    among the text's trigrams. Three or more whitespace-separated chunks make three or more tokens
-    (each chunk one or more: the tokenizer removes no character but whitespace), and so do three or
-    more brackets or '"' (each padded into a token of its own).
-    """
-    text = " ".join(sentences)
-    if len(text) < _OVERLAP_PREFILTER_MIN:
-        return False
-    if len(text.split(None, 3)) < 3 and _own_token_count(text) < 3:
-        return False
-    by_anchor: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = defaultdict(list)
-    # Each trigram is looked for around its literal token that is rarest in a sample of the text (32
-    # stretches of 2000 characters; one C count per distinct token, for a reference of up to
-    # _OVERLAP_COUNTED_TOKENS of them), then the longest: "and" may occur 15,000 times where "bread"
-    # never does. (Any choice gives the same answer; only the places checked differ.)
-    literals = set(reference).difference(_TOKEN_SOURCES)
-    seen = dict.fromkeys(literals, 0)
-    if len(literals) <= _OVERLAP_COUNTED_TOKENS:
-        step = max(len(text) // 32, 2000)
-        sample = " ".join([text[i : i + 2000] for i in range(0, len(text), step)])
-        seen = {t: sample.count(t) for t in literals}
-    for gram in set(zip(reference, reference[1:], reference[2:])):
-        literal = [(seen[t], -len(t), i) for i, t in enumerate(gram) if t not in _TOKEN_SOURCES]
-        if not literal:  # three quote tokens: no literal to look for
-            return False
-        i = min(literal)[2]  # the rarest, then the longest, then the first
-        by_anchor[gram[i]].append((gram[:i][::-1], gram[i + 1 :]))
-    budget = 256 + len(text) // 2000  # places checked, past which tokenizing is the cheaper way
-    for anchor, contexts in by_anchor.items():
-        at = text.find(anchor)
-        while at >= 0:
-            budget -= len(contexts)
-            if budget < 0 or any(_fits(text, at, at + len(anchor), before, after) for before, after in contexts):
-                return False
-            at = text.find(anchor, at + 1)
-    return True
-
-
-# Characters the Treebank tokenizer makes a token of their own wherever they are: brackets, '"' (NLTK's
-# quote rules pad every one into a `` or '' token), and those its padding passes put spaces around.
-_OWN_TOKEN_CHARS = '()[]{}<>"*;@#$%&?!\u2012\u2013\u2014\u2015'
-
-
-def _own_token_count(text: str) -> int:
-    """A lower bound of the number of tokens of ``text``: the characters that are a token of their own,
-    and the non-overlapping "--" (each padded into one); deep nesting or a run of '"', '*' or '-' in one
-    chunk has 3 or more."""
-    return sum(map(text.count, _OWN_TOKEN_CHARS)) + text.count("--")
-
-
-def _fits(text: str, start: int, end: int, before: tuple[str, ...], after: tuple[str, ...]) -> bool:
-    """Whether the tokens ``before`` (nearest first) may come from the text before ``text[start:end]``
-    and ``after`` from the text after it, with only whitespace between."""
-    for token in before:
-        start = _BETWEEN_TOKENS_BACK.match(text, 0, start).start()
-        for source in _TOKEN_SOURCES.get(token, (token,)):
-            if text.endswith(source, 0, start):
-                start -= len(source)
-                break
-        else:
-            return False
-    for token in after:
-        end = _BETWEEN_TOKENS.match(text, end).end()
-        for source in _TOKEN_SOURCES.get(token, (token,)):
-            if text.startswith(source, end):
-                end += len(source)
-                break
-        else:
-            return False
-    return True
-
-
-def _trigram_overlap(tokens: list[str], reference: list[str]) -> tuple[int, int]:
-    """(distinct trigrams of ``tokens``, how many of them are trigrams of ``reference``).
-
-    Small inputs: sets of the trigrams as joined strings (tokens hold no whitespace, so "a b c"
-    stands for exactly one triple; strings, unlike tuples, cost the GC nothing). Long ones: each
-    token gets an id below ``k = len(tokens)`` (its first position, through one dict), each trigram
-    the integer ``(a * k + b) * k + c``, one to one; the distinct ones are counted after a sort, and a
-    reference trigram is shared when its three tokens have ids and its integer is among them.
-    """
-    if len(tokens) < 3:
-        return 0, 0
-    if not _TRIGRAM_NUMPY_MIN <= len(tokens) <= _TRIGRAM_IDS_MAX:
-        grams = set(map(" ".join, zip(tokens, tokens[1:], tokens[2:])))
-        return len(grams), len(grams.intersection(map(" ".join, zip(reference, reference[1:], reference[2:]))))
-    import numpy as np
-
-    ids: dict[str, int] = {}
-    k = len(tokens)
-    a = np.fromiter(map(ids.setdefault, tokens, itertools.count()), dtype=np.int64, count=k)
-    keys = (a[:-2] * k + a[1:-1]) * k + a[2:]
-    keys.sort()
-    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]  # distinct, sorted
-    if len(reference) < 3:
-        return len(keys), 0
-    r = np.fromiter(map(ids.get, reference, itertools.repeat(-1)), dtype=np.int64, count=len(reference))
-    known = (r[:-2] >= 0) & (r[1:-1] >= 0) & (r[2:] >= 0)
-    wanted = np.unique(((r[:-2] * k + r[1:-1]) * k + r[2:])[known])
-    where = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    return len(keys), int(np.count_nonzero(keys[where] == wanted))
+    grams = set(zip(response, response[1:], response[2:]))
+    if not grams:
+        return False, "no character trigrams: the response has fewer than 3 characters"
+    ref = p["reference_text"]
+    share = 100 * len(grams.intersection(zip(ref, ref[1:], ref[2:]))) / len(grams)
+    return (p["percentage"] - 2 <= share <= p["percentage"] + 2,
+            f"{share:.1f}% of the response's character trigrams are the reference's, expected {p['percentage']}±2%")
 
 
 @_ifbench(
@@ -583,40 +433,11 @@ def pronouns(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> pronouns('She gave it to them.', {'N': 3}).passed
     True
     """
-    text = response.replace("/", " ").lower()
-    # On text of mostly new chunks only the chunks that can hold a pronoun are tokenized. (Under
-    # re's case folding ı, ſ and İ match "gimme"'s letters: a text holding one is tokenized whole.)
-    if "\u0130" not in text and "\u0131" not in text and "\u017f" not in text:
-        # Text without a pronoun-like run (a run of quotes, punctuation, digits) holds no pronoun token:
-        # nothing to split or tokenize (a 1 MB run of '"' cost ~0.6 s in the Treebank quote passes).
-        if _PRONOUN_RUN.search(text) is None:
-            return 0 >= p["N"], f"0 pronouns, expected at least {p['N']}"
-        tokens = _treebank.candidate_tokens(punkt_sentences(text), _PRONOUN_RUN, limit=len(text) // 100 + 100)
-    else:
-        tokens = _treebank.tokenize_sentences(punkt_sentences(text))
+    tokens = word_tokenize(response.replace("/", " ").lower())
     n = sum(map(_PRONOUNS.__contains__, tokens))
     return n >= p["N"], f"{n} pronouns, expected at least {p['N']}"
 
 
-# The runs a pronoun token can come from. Tokens are pieces of a chunk (or `` / '' for a quote), and
-# the Treebank tokenizer splits between two ASCII letters only in the contractions (gim|me, can|not,
-# ...) and before n't; so a pronoun token is a whole run of ASCII letters, or one followed by "n"
-# (it|n't), or the "me" of gimme / lemme. A chunk without such a run holds no pronoun.
-#
-# As one branch per first letter, with the "no letter before" test after that letter: the stdlib engine
-# then skips every position whose character no branch starts with (a leading look-behind made it try
-# every alternative at every position: 3x the time on random text). The same matches as
-# (?<![a-z])(?:i|me|...)n?(?![a-z])|gimme|lemme: a pronoun match is the whole run of letters from
-# its start, whichever alternative matches, and no pronoun starts with g or l (a test compares them).
-def _first_letter_branches(words: Iterable[str]) -> str:
-    rests: dict[str, list[str]] = defaultdict(list)
-    for word in words:
-        rests[word[0]].append(word[1:])
-    return "|".join(f"{c}(?<![a-z]{c})(?:{'|'.join(sorted(rests[c], key=len, reverse=True))})n?(?![a-z])"
-                    for c in sorted(rests))
-
-
-_PRONOUN_RUN = re.compile(_first_letter_branches(_PRONOUNS) + "|gimme|lemme")
 
 
 @_ifbench(
@@ -875,40 +696,12 @@ def words_position(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     True
     """
     keyword = p["keyword"].strip().lower()
-    sentences = punkt_sentences(response)
-    # Only the first two and the last two words matter (_alnum_tokens' filter): only the sentences, and
-    # in them the pieces, that hold a letter or digit are tokenized, from each end.
-    keyed: dict[int, list[object]] = {}
-    first = _end_alnum_tokens(sentences, 2, keyed=keyed)
-    if len(first) < 2:
-        return False, f"{len(first)} words"
-    second, second_to_last = first[1], _end_alnum_tokens(sentences, 2, from_end=True, keyed=keyed)[1]
+    words = _alnum_tokens(response)
+    if len(words) < 2:
+        return False, f"{len(words)} words"
+    second, second_to_last = words[1], words[-2]
     ok = second.lower() == second_to_last.lower() == keyword
     return ok, f"second word {second!r}, second to last {second_to_last!r}, expected {keyword!r}"
-
-
-def _end_alnum_tokens(sentences: list[str], k: int, keyed: dict[int, list[object]],
-                      from_end: bool = False) -> list[str]:
-    """The first ``k`` tokens of ``tokenize_sentences(sentences)`` holding a letter or digit (the last
-    ``k``, last first, with ``from_end``). A token's characters are its sentence's (the tokenizer only
-    puts in spaces, `` and ''), so one with a letter or digit comes from a sentence, and a piece
-    (``_treebank.sentence_keys``), holding one: only those are tokenized, in growing runs of pieces.
-    (``str`` of a tuple key shows every character of it, or an escape holding a letter: a superset,
-    which the token filter settles.) ``keyed`` keeps each sentence's pieces for the other end."""
-    found: list[str] = []
-    for i in _treebank.sentence_hits(sentences, _HAS_ALNUM, from_end):
-        keys = keyed.get(i)
-        if keys is None:
-            keys = keyed[i] = _treebank.sentence_keys([sentences[i]])
-        done, size, n = 0, _FIRST_BATCH, len(keys)
-        while done < n:
-            part = keys[max(n - done - size, 0) : n - done] if from_end else keys[done : done + size]
-            tokens = _treebank.tokens_of(list(itertools.compress(part, map(_HAS_ALNUM.search, map(str, part)))))
-            found += itertools.islice(filter(_HAS_ALNUM.search, reversed(tokens) if from_end else tokens), k - len(found))
-            if len(found) == k:
-                return found
-            done, size = done + size, size * 2
-    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1121,7 +914,7 @@ def _drop_blank_lines_like_the_reference(lines: list[str]) -> list[str]:
     Removing while iterating skips the line after each blank one (it is passed, never looked at),
     and ``remove`` drops the *first* equal line still there, which may be an earlier skipped blank.
     ``list.remove`` made that quadratic in the response (many blank lines). Same result
-    (tests/test_checker_scaling.py compares it with the reference loop on random line lists).
+    (tests/test_rules_ifbench.py compares it with the reference loop on random line lists).
     """
     return list(_kept_lines_like_the_reference(lines))
 
@@ -1286,22 +1079,6 @@ def no_bullets_bullets(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     return bullets >= 2, f"{sentences} sentences then {bullets} bullets"
 
 
-# Where, in ASCII text, a token that fails format:title_case can start. Such a token starts with a
-# lower-case letter and is that letter alone or holds another letter after it. The Treebank tokenizer
-# splits a chunk only at punctuation (never between two letters or digits, nor between a digit and a
-# letter) except in the contractions can|not, gim|me, gon|na, got|ta, lem|me, wan|na (and before n't,
-# 't|is, 't|was, whose second part follows an apostrophe anyway). So such a token starts at a lower-case
-# letter with no letter or digit before it, not followed by a digit with no letter after it in its chunk
-# (the token would be the letter and digits, with no other letter), or at a second half of those
-# contractions. A superset, which the token check settles; a test checks it on every pair of edge atoms.
-# (One class first, the rest as look-behinds: the engine then skips in C every character no branch
-# starts with, ~8x faster on text with few matches.)
-_TITLE_CASE_SUSPECT = re.compile(
-    r"[a-zCGLW]"
-    r"(?:(?<=[a-z])(?<![A-Za-z0-9][a-z])(?![0-9][^A-Za-z\s]*(?:\s|$))"  # a lower-case word start
-    r"|(?i:(?<=c)annot|(?<=[gl])(?:imme|emme)|(?<=g)(?:onna|otta)|(?<=w)anna))")  # the contractions
-
-
 @_ifbench("format:title_case", description="Write the entire response in title case (capitalize the first letter of every major word).")
 def title_case(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     """Write the entire response in title case (capitalize the first letter of every major word).
@@ -1309,27 +1086,16 @@ def title_case(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     >>> title_case('The Quick Brown Fox', {}).passed
     True
     """
-    # The first failing token decides: sentences are tokenized in growing batches until one fails. On
-    # ASCII text only the sentences where _TITLE_CASE_SUSPECT finds a place a failing token can start
-    # are read (the others cannot fail: see there); on other text every sentence.
-    sentences = punkt_sentences(response)
-    suspects: Iterator[int] = (_treebank.sentence_hits(sentences, _TITLE_CASE_SUSPECT) if response.isascii()
-                               else iter(range(len(sentences))))
-    size = _FIRST_BATCH
-    while batch := list(map(sentences.__getitem__, itertools.islice(suspects, size))):
-        size *= 2
-        for tokens in _token_batches(_treebank.sentence_keys(batch)):  # no empty strings
-            # Only a token starting with a lower-case character can fail; the rest are skipped in C.
-            for word in itertools.compress(tokens, map(str.islower, map(operator.itemgetter(0), tokens))):
-                if not word[0].isalpha():
-                    continue
-                if len(word) == 1:
-                    if word.islower():
-                        return False, f"{word!r} is lower case"
-                    continue
-                head, rest = word[0], word[1:]
-                if head.islower() and (rest.isupper() or rest.islower()):
-                    return False, f"{word!r} is not capitalised"
+    for word in word_tokenize(response):
+        if not word[:1].isalpha():
+            continue
+        if len(word) == 1:
+            if word.islower():
+                return False, f"{word!r} is lower case"
+            continue
+        head, rest = word[0], word[1:]
+        if head.islower() and (rest.isupper() or rest.islower()):
+            return False, f"{word!r} is not capitalised"
     return True, "title case"
 
 

@@ -31,11 +31,9 @@ from __future__ import annotations
 import functools
 import json
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ifpo.verifiers import _treebank
 from ifpo.verifiers.registry import (
     Check,
     Checker,
@@ -46,7 +44,7 @@ from ifpo.verifiers.registry import (
     nonempty_strings_check,
     register,
 )
-from ifpo.verifiers.text import punkt_sentences
+from ifpo.verifiers.text import punkt_sentences, word_tokenize
 
 SOURCE = "ifeval"
 
@@ -1175,69 +1173,8 @@ def capital_word_frequency(response: str, p: Mapping[str, Any]) -> Check:
 
 
 def _capital_words(response: str) -> int:
-    """How many tokens of ``word_tokenize(response)`` are all capitals (``str.isupper``).
-
-    Such a token holds a character ``c`` with ``c.isupper()`` (``str.isupper`` is true only where one
-    is), and a token's characters are the text's (the Treebank tokenizer only puts in spaces, `` and
-    ''). So text without such a character has none, untokenized; and on ASCII text only the chunks
-    holding one are tokenized, each distinct one once (``_treebank.chunk_token_counts``; or, where those
-    are too many and few, ``_treebank.chunk_tokens``).
-    """
-    if _no_capitals(response):
-        return 0
-    sentences = punkt_sentences(response)
-    if response.isascii():
-        # On text of mostly new chunks, only the chunks holding a capital, each distinct one (in its
-        # context) tokenized once.
-        counts = _treebank.chunk_token_counts(sentences, "A-Z", limit=len(response) // 200 + 100,
-                                              where=_CAPITAL_IN_AN_UPPER_TOKEN)
-        if counts is not None:
-            return sum(n for token, n in counts.items() if token.isupper())
-    if response.isascii() and _sparse(response, _ASCII_CAPITAL_RUN):
-        tokens = _treebank.candidate_tokens(sentences, _ASCII_CAPITAL_RUN, limit=len(response) // 100 + 100)
-    else:
-        tokens = _treebank.tokenize_sentences(sentences)
-    return sum(map(str.isupper, tokens))
-
-
-# Where an ASCII capital can be in an all-capitals token: not next to a lower-case letter (the tokenizer
-# splits between two letters only in the contractions can|not, gim|me, gon|na, got|ta, lem|me, wan|na,
-# whose halves have two or more letters, one of them then with no lower-case neighbour, and before
-# n't), or just before n't ("Xn't" is X and n't). Chunks with no such capital ("Ba", "Mr.") hold no
-# all-capitals token: chunk_token_counts skips them (a test compares the counts with NLTK's).
-_CAPITAL_IN_AN_UPPER_TOKEN = "(?:(?<![a-z][A-Z])(?![a-z])|(?=n't))"
-
-
-# A capital letter of ASCII text and the rest of its run up to whitespace (one match per run: fewer for
-# chunk_tokens to walk; the run stops at the noncharacters chunk_tokens joins sentences with).
-_ASCII_CAPITAL_RUN = re.compile("[A-Z][^ \t\n\x0b\x0c\r\ufdd0-\ufdef]*")
-
-
-def _no_capitals(text: str) -> bool:
-    """Whether no character ``c`` of ``text`` has ``c.isupper()``: lower-casing changes nothing and no
-    capital without a lower-case form (ℋ, 𝐀, 🄰: :func:`_caseless_capitals`) occurs. (Lower-casing a
-    character that changes starts its result with another character, so the text would change.) Those
-    capitals are looked up in a set (~0.02 s per MB of non-ASCII text: a regex class of them, which the
-    stdlib engine scans range by range, cost ~0.8 s per MB on CJK or whitespace-only text); lower() ~1 ms."""
-    head = text[:4096]  # (most texts with a capital show it early: lower() of the whole costs ~5 ms/MB)
-    if head.lower() != head or text.lower() != text:
-        return False
-    return text.isascii() or _caseless_capitals().isdisjoint(text)
-
-
-@functools.cache
-def _caseless_capitals() -> frozenset[str]:
-    """The characters ``c`` with ``c.isupper()`` and ``c.lower() == c`` (549 under Unicode 15), from
-    Python's own predicates over every code point (~0.15 s, once), so they cannot drift from them."""
-    return frozenset(c for c in map(chr, range(sys.maxunicode + 1)) if c.isupper() and c.lower() == c)
-
-
-def _sparse(text: str, pattern: re.Pattern[str]) -> bool:
-    """Whether ``pattern`` matches about once per 200 characters or less, on 32 stretches spread over
-    the text: then walking its matches costs less than tokenizing the text whole (speed only)."""
-    step = max(len(text) // 32, 2000)
-    sample = " ".join([text[i : i + 2000] for i in range(0, len(text), step)])
-    return len(pattern.findall(sample)) * 200 < len(sample)
+    """How many tokens of ``word_tokenize(response)`` are all capitals (``str.isupper``)."""
+    return sum(map(str.isupper, word_tokenize(response)))
 
 
 def _english_case(response: str, case: str) -> Check:
