@@ -48,19 +48,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ifpo.verifiers.reward_adapters import LabelError, openrlhf_completion
 from ifpo.verifiers.rewards import EMPTY_POLICIES, UNJUDGED_POLICIES, RewardSpec, reward_values
 
 log = logging.getLogger("ifpo.serve")
 
 # The verdict fields a response carries (the params, timings and errors stay on the server).
 VERDICT_FIELDS = ("constraint_id", "type", "dimension", "route", "passed", "reason")
-# End-of-turn and end-of-text tokens a decoded OpenRLHF query ends with (decoded with skip_special_tokens=False).
-END_TOKENS = ("<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
-# Where a chat-templated prompt hands over to the assistant (Qwen's ChatML), when the query does not start
-# with the prompt exactly (OpenRLHF truncates over-long prompts from the left).
-ASSISTANT_MARKERS = ("<|im_start|>assistant\n",)
-
-
 @dataclass
 class ServeConfig:
     """Settings of ``ifpo serve`` (each one a command-line option)."""
@@ -287,30 +281,6 @@ def _policies(body: Mapping[str, Any], scorer: Scorer) -> tuple[list[RewardSpec]
     return specs, unjudged, empty, weights
 
 
-def openrlhf_completion(query: str, prompt: str | None, field_path: str) -> str:
-    """The response inside an OpenRLHF query (prompt + response decoded with their special tokens)."""
-    if prompt and query.startswith(prompt):
-        text = query[len(prompt):]
-    else:
-        cut = max((query.rfind(m) + len(m) if m in query else -1) for m in ASSISTANT_MARKERS)
-        if cut < 0:
-            if prompt is None:
-                text = query  # no prompt sent: the query is the response
-            else:
-                raise RequestError(field_path, "the query neither starts with its prompt nor holds an assistant turn "
-                                               f"marker {list(ASSISTANT_MARKERS)}: cannot tell the response apart")
-        else:
-            text = query[cut:]
-    stripped = True
-    while stripped:
-        stripped = False
-        text = text.rstrip()
-        for token in END_TOKENS:
-            if text.endswith(token):
-                text, stripped = text[: -len(token)], True
-    return text
-
-
 def _float_or(value: float | None, default: float) -> float:
     return default if value is None else float(value)
 
@@ -459,6 +429,10 @@ def build_app(config: ServeConfig, scorer: Scorer | None = None):
                 s.stats["errors"] += 1
                 log.info("%s %d %s", name, exc.status, exc)
                 return error(exc.status, str(exc), exc.field)
+            except LabelError as exc:
+                s.stats["errors"] += 1
+                log.info("%s 422 %s", name, exc)
+                return error(422, str(exc), exc.field)
             except ClientDisconnect:
                 s.stats["errors"] += 1
                 log.info("%s client disconnected before sending its body", name)

@@ -1,0 +1,19 @@
+"""What each RL engine's venv gets (tests/engine_venvs.py): (resolved packages, ``--no-deps`` packages).
+
+The engine itself goes in with ``--no-deps`` and beside it only what its reward path and RL dataset import
+(their full dependency sets pull CUDA builds, flash-attn, vLLM and DeepSpeed, which do not install on a CPU
+machine and take many minutes): kept here so the venv key changes when a list does.
+"""
+
+# verl 0.9.1: verl/__init__.py and verl/protocol.py import ray, tensordict, torch; the reward manager
+# (verl/experimental/reward_loop/reward_manager/naive.py) omegaconf and transformers; the RL dataset
+# (verl/utils/dataset/rl_dataset.py) datasets, PIL and, for media, qwen-vl-utils. Pins from verl's METADATA.
+VERL = (
+    ("torch==2.14.1", "torchvision==0.29.1", "transformers>=5.5.3,<5.11,!=5.6.0", "tensordict>=0.8.0,<=0.10.0,!=0.9.0",
+     "ray>=2.41.0", "omegaconf", "hydra-core", "codetiming", "pylatexenc", "qwen-vl-utils>=0.0.11", "filelock"),
+    ("verl==0.9.1",),
+)
+# OpenRLHF 0.11.2: openrlhf/utils/agent.py (the remote reward client) imports aiohttp and openrlhf's logging only.
+OPENRLHF = (("aiohttp",), ("openrlhf==0.11.2",))
+# ms-swift 4.6.0: swift/rewards/orm.py imports swift.infer_engine (InferRequest) at its top.
+SWIFT = ((), ("ms-swift==4.6.0",))
