@@ -204,9 +204,21 @@ class IfpoEvalCallback(TrainerCallback):
         # Sampling reseeds torch's RNG per prompt; fork it so evaluation leaves the training RNG stream untouched.
         devices = [torch.cuda.current_device()] if torch.cuda.is_available() and torch.cuda.is_initialized() else []
         model.eval()
+        # One generate call per batch (as the generator would batch them), with a line per batch from the main
+        # process: on a real model a checkpoint's evaluation takes minutes and was silent.
+        size = max(1, self.generation.batch_size)
+        texts: list[str] = []
+        if rank == 0:
+            logger.info("eval hook: step %d: generating answers to %d item(s), %d per batch%s", step, len(self.items),
+                        size * world, f" over {world} processes" if world > 1 else "")
         try:
             with torch.random.fork_rng(devices=devices), torch.no_grad():
-                texts = generator.generate(conversations, progress=self.progress)
+                for first in range(0, len(conversations), size):
+                    texts += generator.generate(conversations[first:first + size], progress=self.progress)
+                    if rank == 0:
+                        made = min(len(self.items), min(first + size, real) * world)
+                        logger.info("eval hook: step %d: %d/%d answers (%.0fs)", step, made, len(self.items),
+                                    time.perf_counter() - start)
         finally:
             if was_training:
                 model.train()

@@ -125,3 +125,33 @@ def test_a_resumed_evaluation_says_what_it_kept(tmp_path, capsys):
     assert "2 of 5 item(s) already answered in responses.jsonl (kept), 3 to generate" in capsys.readouterr().err
     generate_resumable(items, Echo(), tmp_path, progress=False)
     assert "5 of 5 item(s) already answered" in capsys.readouterr().err
+
+
+# --- the checkpoint evaluation reports progress ---------------------------------------------------
+
+
+def test_checkpoint_evaluation_logs_a_line_per_batch(tmp_path, monkeypatch, caplog):
+    """A checkpoint's evaluation on a real model takes minutes; it was silent until its report line."""
+    import logging
+
+    import torch
+    from ifpo.eval_hooks import callback as cb
+
+    calls: list[int] = []
+
+    class Fake:
+        def __init__(self, config, media_root, model=None, processor=None):
+            pass
+
+        def generate(self, conversations, progress=False):
+            calls.append(len(conversations))
+            return ["ok"] * len(conversations)
+
+    monkeypatch.setattr(cb, "TransformersGenerator", Fake)
+    hook = cb.IfpoEvalCallback(REPO / "sample" / "items.jsonl", generation={"batch_size": 2}, max_items=5)
+    with caplog.at_level(logging.INFO, logger="ifpo.eval_hooks"):
+        hook.evaluate(torch.nn.Linear(1, 1), object(), 10, tmp_path / "eval")
+    assert calls == [2, 2, 1]
+    lines = [r.getMessage() for r in caplog.records if r.name == "ifpo.eval_hooks"]
+    assert lines[0] == "eval hook: step 10: generating answers to 5 item(s), 2 per batch"
+    assert [line.split(" (")[0] for line in lines[1:4]] == [f"eval hook: step 10: {n}/5 answers" for n in (2, 4, 5)]
