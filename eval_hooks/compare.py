@@ -6,8 +6,9 @@
 Each RUN_DIR is one run: a training ``output_dir`` (its ``eval/checkpoint-<step>/`` folders), an
 ``ifpo evaluate --out`` folder, or any folder above several of them. ``--a``/``--b`` choose the
 checkpoints whose flips (regressions, fixes) and bars the page opens with (``RUN@STEP``,
-``RUN@first``, ``RUN@last``, ``RUN`` (its last), a bare step of the first run, or a folder); by default the first
-checkpoint of the first run against the last of the last run. A corrupt or partial report is named
+``RUN@first``, ``RUN@last``, ``RUN`` (its last), a bare step of the first run, or a folder); by default a run
+against its own first checkpoint (the last run that has two). Flips between different base models are
+reported as differences, not regressions. A corrupt or partial report is named
 and skipped. Prints a table; exits 1 when no report could be read.
 """
 
@@ -28,6 +29,8 @@ from ifpo.eval_hooks.reports import (
     flips,
     format_comparison,
     load_item_texts,
+    model_of,
+    same_base_model,
     to_csv,
     to_json,
 )
@@ -146,7 +149,17 @@ def cli_main(argv: list[str]) -> int:
         print(f"logged wandb run {name}")
     if pair is not None:
         f = flips(*pair)
-        print(f"{len(f['regressions'])} regression(s), {len(f['fixes'])} fix(es) between {pair[0].label} and {pair[1].label}")
+        if same_base_model(*pair):
+            print(f"{len(f['regressions'])} regression(s), {len(f['fixes'])} fix(es) between {pair[0].label} and "
+                  f"{pair[1].label}")
+        else:
+            # Not one model before and after: what differs is not a regression of anything.
+            models = " vs ".join(str((model_of(c) or ("unrecorded",))[0]) for c in pair)
+            print(f"{len(f['regressions'])} item(s) pass only in {pair[0].label}, {len(f['fixes'])} only in "
+                  f"{pair[1].label} (different or unrecorded base models: {models}; not regressions)")
+    elif len(comparison.checkpoints) > 1:
+        print("no pair compared: no run has two checkpoints and the evaluations record different base models; "
+              "choose them with --a RUN@STEP --b RUN@STEP")
     print(f"dashboard: {out.resolve()}")
     return 0
 

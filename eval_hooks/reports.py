@@ -262,14 +262,38 @@ def find_checkpoint(comparison: Comparison, spec: str) -> Checkpoint:
     raise ValueError(f"checkpoint {spec!r}: run {run!r} has no step {step!r} (it has: {have})")
 
 
+def model_of(checkpoint: Checkpoint) -> tuple[str, str | None] | None:
+    """(model, adapter) the checkpoint's answers came from, as its report records them; None when unrecorded."""
+    evaluation = checkpoint.report.get("evaluation") or {}
+    model = evaluation.get("model")
+    return (str(model), evaluation.get("adapter")) if model else None
+
+
+def same_base_model(a: Checkpoint, b: Checkpoint) -> bool:
+    """Whether two checkpoints start from the same base model (so B's failures on A's passes are regressions of
+    that model): two checkpoints of one training run, or two evaluations recording the same model; False when
+    either records none."""
+    if a.run == b.run and a.step is not None and b.step is not None:
+        return True
+    ma, mb = model_of(a), model_of(b)
+    return ma is not None and mb is not None and ma[0] == mb[0]
+
+
 def default_pair(comparison: Comparison) -> tuple[Checkpoint, Checkpoint] | None:
-    """First checkpoint of the first run vs last checkpoint of the last run (baseline -> latest)."""
+    """Each run is compared with its own baseline: the first and last checkpoint of the last run that has two.
+
+    Where every run is one evaluation, the first and the last are paired only when they record the same
+    base model; else None (the caller asks for --a/--b). Pairing the first run's step 0 with another run by
+    default called the differences of unrelated models regressions.
+    """
     cps = comparison.checkpoints
-    if len(cps) < 2:
-        return None
-    first = [c for c in cps if c.run == comparison.runs[0]][0]
-    last = [c for c in cps if c.run == comparison.runs[-1]][-1]
-    return (first, last) if first is not last else (cps[0], cps[-1])
+    for run in reversed(comparison.runs):
+        own = [c for c in cps if c.run == run]
+        if len(own) >= 2:
+            return own[0], own[-1]
+    if len(cps) >= 2 and same_base_model(cps[0], cps[-1]):
+        return cps[0], cps[-1]
+    return None
 
 
 def flips(a: Checkpoint, b: Checkpoint) -> dict[str, list[dict[str, Any]]]:
@@ -367,13 +391,20 @@ def format_comparison(comparison: Comparison, pair: tuple[Checkpoint, Checkpoint
     lines.append("(rates in %; dimension columns are CPR per dimension; unjudged = constraints not judged)")
     if pair is not None:
         f = flips(*pair)
-        lines.append(f"\nflips {pair[0].label} -> {pair[1].label}: "
-                     f"{len(f['regressions'])} regression(s), {len(f['fixes'])} fix(es)")
+        # Regressions and fixes only between states of one base model; else what passes only in A or in B.
+        names = ({"regressions": "regressions", "fixes": "fixes"} if same_base_model(*pair)
+                 else {"regressions": f"pass only in {pair[0].label}", "fixes": f"pass only in {pair[1].label}"})
+        if same_base_model(*pair):
+            lines.append(f"\nflips {pair[0].label} -> {pair[1].label}: "
+                         f"{len(f['regressions'])} regression(s), {len(f['fixes'])} fix(es)")
+        else:
+            lines.append(f"\ndifferences {pair[0].label} vs {pair[1].label} (not one base model): "
+                         f"{len(f['regressions'])} and {len(f['fixes'])} item(s) pass on one side only")
         for kind in ("regressions", "fixes"):
             ids = [e["id"] for e in f[kind]]
             if ids:
                 more = f" (+{len(ids) - max_ids} more)" if len(ids) > max_ids else ""
-                lines.append(f"  {kind}: {', '.join(ids[:max_ids])}{more}")
+                lines.append(f"  {names[kind]}: {', '.join(ids[:max_ids])}{more}")
     warning = item_set_warning(comparison.checkpoints)
     if warning:
         lines.append(f"WARNING: {warning}")

@@ -93,10 +93,10 @@ def test_flips_between_two_checkpoints(runs):
     assert [e["id"] for e in f["regressions"]] == [F[0]]
     assert sorted(e["id"] for e in f["fixes"]) == sorted(F[4:6])
     assert all(e["changed"] for e in f["regressions"] + f["fixes"])
-    first, last = default_pair(comp)
-    assert (first.label, last.label) == ("alpha @ step 0", "beta")
-    assert find_checkpoint(comp, "beta") is last and find_checkpoint(comp, "alpha") is find_checkpoint(comp, "alpha@20")
-    assert sorted(e["id"] for e in flips(first, last)["fixes"]) == sorted(F[2:6])
+    first, last = default_pair(comp)  # a run against its own step 0, never the first run's step 0 against beta
+    assert (first.label, last.label) == ("alpha @ step 0", "alpha @ step 20")
+    assert find_checkpoint(comp, "beta") is not None and find_checkpoint(comp, "alpha") is last
+    assert sorted(e["id"] for e in flips(first, find_checkpoint(comp, "beta"))["fixes"]) == sorted(F[2:6])
 
 
 @pytest.mark.parametrize("spec, message", [("gamma@1", "no run named 'gamma'"), ("alpha@7", "has no step '7'")])

@@ -155,3 +155,44 @@ def test_checkpoint_evaluation_logs_a_line_per_batch(tmp_path, monkeypatch, capl
     lines = [r.getMessage() for r in caplog.records if r.name == "ifpo.eval_hooks"]
     assert lines[0] == "eval hook: step 10: generating answers to 5 item(s), 2 per batch"
     assert [line.split(" (")[0] for line in lines[1:4]] == [f"eval hook: step 10: {n}/5 answers" for n in (2, 4, 5)]
+
+
+# --- ifpo compare: a run against its own baseline; unrelated models are not "regressions" ---------------
+
+
+def _evaluation(folder: Path, model: str, step, right: bool):
+    from ifpo.eval_hooks.core import score_and_write
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+    from ifpo.verifiers.schema import read_items
+
+    items = [i for i in read_items(REPO / "sample" / "items.jsonl") if i.get("reference_response")][:6]
+    responses = {i["id"]: (i["reference_response"] if right else "I do not know.") for i in items}
+    score_and_write(items, responses, folder, ChecklistEvaluator(None, media_root=REPO / "sample"),
+                    {"step": step, "model": model, "items": str(REPO / "sample" / "items.jsonl")})
+
+
+@pytest.mark.parametrize(
+    "models, expected",
+    [
+        (("Qwen/A", "Qwen/B"), "not regressions"),  # two unrelated models: differences only, and said so
+        (("Qwen/A", "Qwen/A"), "regression(s)"),  # one base model evaluated twice (base, then base + adapter)
+    ],
+)
+def test_compare_pairs_runs_only_as_asked_and_names_unrelated_models(tmp_path, capsys, models, expected):
+    from ifpo.eval_hooks.compare import cli_main
+    from ifpo.eval_hooks.core import checkpoint_eval_dir
+    from ifpo.eval_hooks.reports import default_pair, discover
+
+    _evaluation(checkpoint_eval_dir(tmp_path / "run1", 0), models[0], 0, right=False)
+    _evaluation(checkpoint_eval_dir(tmp_path / "run1", 10), models[0], 10, right=True)
+    _evaluation(tmp_path / "other", models[1], None, right=False)
+    comp = discover([tmp_path / "run1", tmp_path / "other"])
+    a, b = default_pair(comp)
+    assert (a.label, b.label) == ("run1 @ step 0", "run1 @ step 10")  # run1 against its own step 0
+    assert cli_main([str(tmp_path / "run1"), str(tmp_path / "other"), "--out", str(tmp_path / "d.html"),
+                     "--a", "run1@10", "--b", "other"]) == 0
+    out = capsys.readouterr().out
+    assert expected in out and ("regression(s)" in out) == (expected == "regression(s)")
+    # Only one-evaluation runs of different models: no pair unless asked.
+    only = discover([tmp_path / "other", checkpoint_eval_dir(tmp_path / "run1", 10)])
+    assert (default_pair(only) is None) == (models[0] != models[1])
