@@ -815,7 +815,7 @@ def cli_main(argv: list[str]) -> int:
         if args.strict or not loaded.items:
             print(f"ifpo build-pairs: {len(loaded.errors)} invalid item field(s); fix them or validate with "
                   "`ifpo validate`", file=sys.stderr)
-            return 1
+            return 2  # input refused or unusable, nothing built (docs/exit-codes.md)
         # The valid items are built; the invalid records are named above and counted in the report.
         print(f"ifpo build-pairs: skipping {loaded.records - len(loaded.items)} invalid "
               f"record(s) of {loaded.records} (--strict refuses the file)", file=sys.stderr)
@@ -841,4 +841,4 @@ def cli_main(argv: list[str]) -> int:
         return 2
     print(format_report(report))
     print(f"\nwrote {out / 'pairs.jsonl'}, {out / 'dataset'}, {out / 'report.json'}")
-    return 1 if loaded.errors else 0
+    return 1 if loaded.errors else 0  # 1: built, but records were skipped (named above, counted in the report)

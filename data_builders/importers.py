@@ -25,6 +25,7 @@ Formats (one JSON object per line; examples in README "Importing benchmarks"):
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -103,6 +104,12 @@ def import_video_ifbench(rec: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     video_id = str(_require(rec, "video_id", (str, int)))
     video_path = _require(rec, "video_path")
     instructions = _require(rec, "instructions", list)
+    duration = rec.get("duration_sec")
+    # A video's length is a positive, finite number of seconds; a negative or NaN one (a broken
+    # export) was copied onto every item silently before.
+    if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
+                                 or not math.isfinite(duration) or duration <= 0):
+        raise RecordError("duration_sec", f"expected a positive number of seconds, got {duration!r}")
     for n, inst in enumerate(instructions):
         where = f"instructions[{n}]."
         if not isinstance(inst, Mapping):
@@ -390,15 +397,15 @@ def cli_main(argv: list[str]) -> int:
     if not result.items:
         print(f"ifpo import: {args.input}: no record could be imported ({len(result.errors)} error(s)); "
               f"{args.out} not written", file=sys.stderr)
-        return 1
+        return 2  # unusable input (docs/exit-codes.md)
     if args.strict and result.errors:
         print(f"ifpo import: --strict: {result.skipped_records} bad record(s) in {args.input}; {args.out} not written",
               file=sys.stderr)
-        return 1
+        return 2  # input refused, nothing written
     from ifpo.verifiers.io import write_jsonl_atomic
 
     out = Path(args.out)
     write_jsonl_atomic(out, result.items)
     print(f"{args.input}: {result.records} records -> {len(result.items)} items written to {out}; "
           f"{result.skipped_records} record(s) skipped with {len(result.errors)} error(s)")
-    return 1 if result.errors else 0
+    return 1 if result.errors else 0  # 1: written, but records were skipped (named above)

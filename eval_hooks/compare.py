@@ -9,7 +9,9 @@ checkpoints whose flips (regressions, fixes) and bars the page opens with (``RUN
 ``RUN@first``, ``RUN@last``, ``RUN`` (its last), a bare step of the first run, or a folder); by default a run
 against its own first checkpoint (the last run that has two). Flips between different base models are
 reported as differences, not regressions. A corrupt or partial report is named
-and skipped. Prints a table; exits 1 when no report could be read.
+and skipped; NaN rates and unreadable response or verdict lines are named. Prints a table. Exit codes
+(docs/exit-codes.md): 0 every report drawn whole, 1 the page was written but something was skipped or
+damaged (named on stderr and in --json), 2 nothing readable or bad options.
 """
 
 from __future__ import annotations
@@ -97,9 +99,12 @@ def cli_main(argv: list[str]) -> int:
     comparison = discover(args.runs)
     for s in comparison.skipped:
         print(f"ifpo compare: skipped {s.path}: {s.reason}", file=sys.stderr)
+    for c in comparison.checkpoints:
+        for w in c.warnings:
+            print(f"ifpo compare: WARNING: {w}", file=sys.stderr)
     if not comparison.checkpoints:
         print("ifpo compare: no readable report.json in " + ", ".join(args.runs), file=sys.stderr)
-        return 1
+        return 2
     try:
         if args.a or args.b:
             a = find_checkpoint(comparison, args.a) if args.a else comparison.checkpoints[0]
@@ -161,6 +166,11 @@ def cli_main(argv: list[str]) -> int:
         print("no pair compared: no run has two checkpoints and the evaluations record different base models; "
               "choose them with --a RUN@STEP --b RUN@STEP")
     print(f"dashboard: {out.resolve()}")
+    damaged = sum(len(c.warnings) for c in comparison.checkpoints)
+    if comparison.skipped or damaged:
+        print(f"ifpo compare: exit 1: {len(comparison.skipped)} report(s) skipped, {damaged} warning(s) (named above)",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -146,6 +146,8 @@ def score_and_write(
         judge_stats = {k: after[k] - before[k] for k in after if isinstance(after[k], (int, float))}
         if judge_stats.get("failures"):
             judge_stats["first_error"] = after.get("first_error")
+        if judge_stats.get("media_failures"):
+            judge_stats["first_media_error"] = after.get("first_media_error")
     report = build_report(results, missing=missing, judge_stats=judge_stats, items={i["id"]: i for i in items},
                           mode=evaluator.mode)
     report["evaluation"] = {**evaluation, "score_seconds": round(time.perf_counter() - start, 3)}

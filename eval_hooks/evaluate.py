@@ -361,6 +361,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             raise ValueError(f"{len(loaded.errors)} invalid item field(s):\n  {shown}")
         # Bad records are named and skipped; the valid items are evaluated (--strict refuses).
         print(f"ifpo evaluate: skipping invalid records:\n  {shown}", file=sys.stderr)
+    skipped_records = [str(e) for e in loaded.errors]  # also in report.json (evaluation.input_problems)
     items = loaded.items[: args.limit]
     if not items:
         raise ValueError(f"{items_path}: no items")
@@ -414,6 +415,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "generation_failures": {"count": len(failures), "first_error": failures[0][1] if failures else None,
                                 "items": [i for i, _ in failures]},
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "input_problems": skipped_records,
     }
     evaluator = ChecklistEvaluator(judge, media_root=root, mode=args.mode)
     return score_and_write(items, responses, out_dir, evaluator, evaluation, progress=not args.no_progress)
@@ -437,16 +439,29 @@ def cli_main(argv: list[str]) -> int:
     print(f"\nwrote {Path(args.out) / 'report.json'}")
     failed = (report.get("evaluation") or {}).get("generation_failures") or {}
     judge = report.get("judge") or {}
+    # docs/exit-codes.md: 1 when the report leaves input out, each case named on stderr and in report.json.
+    incomplete = False
     if judge.get("failures"):
         print(f"ifpo evaluate: WARNING: {judge['failures']} judge request(s) failed (verdicts unjudged); first error: "
               f"{judge.get('first_error')}", file=sys.stderr)
+        incomplete = True
+    if judge.get("media_failures"):
+        print(f"ifpo evaluate: WARNING: {judge['media_failures']} judge question(s) not asked: media cannot be sent "
+              f"to the vision judge (verdicts unjudged); first error: {judge.get('first_media_error')}",
+              file=sys.stderr)
+        incomplete = True
+    problems = (report.get("evaluation") or {}).get("input_problems") or []
+    if problems:
+        print(f"ifpo evaluate: {len(problems)} invalid item record(s) skipped (named above; report.json "
+              "evaluation.input_problems)", file=sys.stderr)
+        incomplete = True
     if failed.get("count"):
         # Loud and non-zero: the report covers fewer items than asked; a rerun retries only those.
         print(f"ifpo evaluate: {failed['count']} of {report['evaluation']['n_items']} item(s) got no answer and are "
               f"not scored; first error: {failed['first_error']}; rerun the same command to retry them",
               file=sys.stderr)
-        return 1
-    return 0
+        incomplete = True
+    return 1 if incomplete else 0
 
 
 if __name__ == "__main__":

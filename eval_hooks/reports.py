@@ -52,6 +52,9 @@ class Checkpoint:
     responses: dict[str, str] = field(default_factory=dict)
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> full ItemResult dict
     name: str = ""  # folder name relative to the run (for reports without a step)
+    # What was read but not usable (NaN rates, unreadable response/verdict lines): drawn without it, and
+    # named by ``ifpo compare`` (exit 1, docs/exit-codes.md) so a damaged evaluation is never silent.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -109,9 +112,20 @@ def _read_jsonl_by_id(path: Path) -> dict[str, dict[str, Any]]:
     return {rec["id"]: rec for rec in records if isinstance(rec.get("id"), str)}
 
 
-def _read_verdicts_by_id(path: Path) -> dict[str, dict[str, Any]]:
-    """verdicts.jsonl records whose verdicts can be drawn; others fall back to the report's own."""
-    return {k: rec for k, rec in _read_jsonl_by_id(path).items() if _verdicts_problem(rec) is None}
+def _nan_rates(report: Mapping[str, Any]) -> list[str]:
+    """Report fields holding NaN where a rate belongs (older ifpo wrote them; drawn as no value)."""
+    def nan(x: Any) -> bool:
+        return isinstance(x, float) and x != x
+
+    found = [k for k in (*HEADLINE, "n_items") if nan(report.get(k))]
+    dims = report.get("cpr_by_dimension")
+    if isinstance(dims, dict):
+        found += [f"cpr_by_dimension.{k}" for k, v in dims.items() if nan(v)]
+    for key, rate in (("by_constraint_type", "cpr"), ("by_k", "ipr")):
+        table = report.get(key)
+        if isinstance(table, dict):
+            found += [f"{key}.{k}.{rate}" for k, v in table.items() if isinstance(v, dict) and nan(v.get(rate))]
+    return found
 
 
 def _is_rate(value: Any) -> bool:
@@ -191,9 +205,25 @@ def load_checkpoint(folder: Path, run: str, run_root: Path) -> Checkpoint | Skip
         return Skipped(path, f"not an ifpo report: {problem}")
     evaluation = report.get("evaluation") or {}
     step = evaluation.get("step") if isinstance(evaluation.get("step"), int) else step_from_path(folder)
-    responses, _ = read_responses(folder / RESPONSES)
+    warnings = []
+    nans = _nan_rates(report)
+    if nans:
+        # Worded without the token itself: the page and --json must stay free of it (standard JSON).
+        warnings.append(f"{path}: not a number where a rate belongs ({', '.join(nans[:6])}"
+                        f"{' ...' if len(nans) > 6 else ''}); drawn as no value")
+    responses, damaged = read_responses(folder / RESPONSES)
+    if damaged:
+        warnings.append(f"{folder / RESPONSES}: unreadable line(s) or records without a string id and response; "
+                        "those responses are left out of the page")
+    # verdicts.jsonl records whose verdicts can be drawn; others fall back to the report's own.
+    verdict_records, bad_lines = read_jsonl_objects(folder / VERDICTS)
+    verdicts = {rec["id"]: rec for rec in verdict_records
+                if isinstance(rec.get("id"), str) and _verdicts_problem(rec) is None}
+    if bad_lines or len(verdicts) < len(verdict_records):
+        warnings.append(f"{folder / VERDICTS}: {bad_lines + len(verdict_records) - len(verdicts)} unreadable or "
+                        "malformed record(s); the report's own verdicts are drawn for them")
     name = "." if folder == run_root else folder.relative_to(run_root).as_posix()
-    return Checkpoint(run, step, folder, report, responses, _read_verdicts_by_id(folder / VERDICTS), name)
+    return Checkpoint(run, step, folder, report, responses, verdicts, name, warnings)
 
 
 def _run_name(folder: Path, taken: set[str]) -> str:
@@ -343,6 +373,7 @@ def to_json(comparison: Comparison, pair: tuple[Checkpoint, Checkpoint] | None) 
             for c in comparison.checkpoints
         ],
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in comparison.skipped],
+        "warnings": [w for c in comparison.checkpoints for w in c.warnings],
     }
     if pair is not None:
         out["flips"] = {"a": pair[0].label, "b": pair[1].label, **flips(*pair)}

@@ -82,4 +82,4 @@ def test_cli(tmp_path):
     assert "judge vs. human" in proc.stdout and json.loads(out.read_text())["judge_vs_human"]["n"] == 2
     labels.write_text('{"id": "a", "constraint_id": "c1", "label": "maybe"}\n')
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and f"{labels}:1: labels:" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and f"{labels}:1: labels:" in proc.stderr and "Traceback" not in proc.stderr

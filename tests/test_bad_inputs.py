@@ -6,8 +6,8 @@ the setting), and, where the command goes on, that the good records of the same 
 processed. Commands run in-process through ``ifpo.cli.main`` / the entry scripts' ``main`` (one
 interpreter for all rows: no subprocess start-up per case).
 
-Exit codes: 0 done; 1 done or refused because of bad records (named); 2 a bad setting or path
-(one line). The bad-record kinds are the categories of the reader policy (``verifiers/io.py``):
+Exit codes (docs/exit-codes.md): 0 all input used; 1 done, but bad records were skipped (named);
+2 a bad setting, a path, unusable input or --strict refusing a bad record (nothing written). The bad-record kinds are the categories of the reader policy (``verifiers/io.py``):
 invalid UTF-8, broken JSON, over-deep nesting, a non-object line, a wrong field, an empty file;
 BOM and CRLF are accepted.
 """
@@ -185,10 +185,10 @@ def test_import_strict_empty_and_missing(root, capsys):
     src, out = root / "in.jsonl", root / "out.jsonl"
     src.write_bytes(line(vcif(1)) + b"{oops\n")
     rc, _, err = run(capsys, ["import", "--format", "vcifbench", "--input", str(src), "--out", str(out), "--strict"])
-    assert rc == 1 and "--strict" in err and not out.exists()
+    assert rc == 2 and "--strict" in err and not out.exists()
     src.write_bytes(b"")
     rc, _, err = run(capsys, ["import", "--format", "vcifbench", "--input", str(src), "--out", str(out)])
-    assert rc == 1 and "no records" in err and not out.exists()
+    assert rc == 2 and "no records" in err and not out.exists()
     rc, _, err = run(capsys, ["import", "--format", "vcifbench", "--input", str(root / "nope"), "--out", str(out)])
     assert rc == 2 and "nope" in err
 
@@ -217,11 +217,12 @@ def test_score_bad_line_named_good_ones_scored(root, capsys, kind, where):
     argv = ["score", "--items", str(items), "--responses", str(responses), "--out", str(report), "--no-progress"]
     rc, _, err = run(capsys, argv)
     named = items if where == "items" else responses
-    assert rc == 0 and f"{named}:2:" in err and words in err, err
+    assert rc == 1 and f"{named}:2:" in err and words in err, err
     data = json.loads(report.read_text())
     assert sorted(i["id"] for i in data["items"]) == ["good-1", "good-2"] and data["ipr"] == 1.0
+    assert any(f"{named}:2:" in p for p in data["input_problems"])  # named in the report too
     rc, _, err = run(capsys, [*argv, "--strict"])
-    assert rc == 1 and f"{named}:2:" in err
+    assert rc == 2 and f"{named}:2:" in err
 
 
 @pytest.mark.parametrize(
@@ -332,7 +333,7 @@ def test_build_pairs_bad_item_line_named_good_items_built(root, capsys, kind):
     built = {json.loads(x)["meta"]["item_id"] for x in (out / "pairs.jsonl").read_text().splitlines()}
     assert built == {"good-1", "good-2"}
     rc, _, err = run(capsys, [*argv[:4], str(root / "strict"), *argv[5:], "--strict"])
-    assert rc == 1 and not (root / "strict" / "pairs.jsonl").exists()
+    assert rc == 2 and not (root / "strict" / "pairs.jsonl").exists()
 
 
 # --- ifpo evaluate ------------------------------------------------------------------------------
@@ -403,9 +404,10 @@ def test_compare_skips_unreadable_reports_and_draws_nan_as_null(root, capsys):
         (folder / "report.json").write_bytes(content)
     page, js = root / "d.html", root / "c.json"
     rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(page), "--json", str(js)])
-    assert rc == 0
+    assert rc == 1 and page.is_file()  # drawn, but with reports skipped and a NaN rate: named, exit 1
     for step in (3, 4, 5):
         assert f"checkpoint-{step}" in err
+    assert f"WARNING: {nan}: not a number where a rate belongs (ipr, by_k.1.ipr)" in err, err
     assert "NaN" not in page.read_text() and "NaN" not in js.read_text()
     assert [c["step"] for c in json.loads(js.read_text())["checkpoints"]] == [1, 2]
 
@@ -600,7 +602,7 @@ def test_score_empty_responses_file_is_an_error(root, capsys):
     items, responses = _score_files(root, line(item(1)), b"\n\n")
     rc, _, err = run(capsys, ["score", "--items", str(items), "--responses", str(responses), "--out",
                               str(root / "r.json"), "--no-progress"])
-    assert rc == 1 and f"{responses}: no records" in err and not (root / "r.json").exists()
+    assert rc == 2 and f"{responses}: no records" in err and not (root / "r.json").exists()
 
 
 # --- outputs never replace inputs -------------------------------------------------------------------
@@ -688,7 +690,7 @@ def test_compare_skips_reports_python_cannot_hold_and_odd_trainer_state(root, ca
     (run_dir / "checkpoint-1" / "trainer_state.json").write_text("[1, 2]")  # not transformers' object
     page, js = root / "d.html", root / "c.json"
     rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(page), "--json", str(js)])
-    assert rc == 0, err
+    assert rc == 1, err  # drawn, reports skipped (named)
     for step in (2, 3, 4):
         assert f"checkpoint-{step}" in err
     assert [c["step"] for c in json.loads(js.read_text())["checkpoints"]] == [1]
@@ -762,7 +764,7 @@ def test_compare_skips_a_report_of_another_shape_by_field_and_draws_the_rest(roo
     report.write_text(json.dumps(change(json.loads(report.read_text()))))
     page, js = root / "d.html", root / "c.json"
     rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(page), "--json", str(js), "--csv", str(root / "c.csv")])
-    assert rc == 0 and f"skipped {report}: not an ifpo report: {words}" in err, err
+    assert rc == 1 and f"skipped {report}: not an ifpo report: {words}" in err, err
     assert [c["step"] for c in json.loads(js.read_text())["checkpoints"]] == [1] and page.is_file()
 
 
@@ -770,8 +772,9 @@ def test_compare_verdicts_file_of_another_shape_falls_back_to_the_report(root, c
     run_dir, report = _two_checkpoints(root)
     (report.parent / "verdicts.jsonl").write_text('{"id": "good-1", "verdicts": "no"}\n{"id": "good-2", "verdicts": [3]}\n')
     rc, _, err = run(capsys, ["compare", str(run_dir), "--out", str(root / "d.html"), "--json", str(root / "c.json")])
-    assert rc == 0, err
-    assert [c["step"] for c in json.loads((root / "c.json").read_text())["checkpoints"]] == [1, 2]
+    assert rc == 1 and f"WARNING: {report.parent / 'verdicts.jsonl'}: 2 unreadable or malformed record(s)" in err, err
+    data = json.loads((root / "c.json").read_text())
+    assert [c["step"] for c in data["checkpoints"]] == [1, 2] and len(data["warnings"]) == 1
 
 
 @pytest.mark.parametrize("which", ["--out", "--json", "--csv"])
@@ -853,7 +856,7 @@ def test_judge_agreement_names_a_report_of_another_shape(root, capsys, report, w
     labels.write_bytes(line({"id": "good-1", "constraint_id": "c1", "label": True}))
     path.write_text(report)
     rc, _, err = run(capsys, ["judge-agreement", "--labels", str(labels), "--report", str(path)])
-    assert rc == 1 and f"{path}: {words}" in err, err
+    assert rc == 2 and f"{path}: {words}" in err, err
 
 
 def test_judge_agreement_empty_labels_and_an_output_naming_an_input(root, capsys):
@@ -861,7 +864,7 @@ def test_judge_agreement_empty_labels_and_an_output_naming_an_input(root, capsys
     labels.write_text("\n")
     report.write_text('{"items": []}')
     rc, _, err = run(capsys, ["judge-agreement", "--labels", str(labels), "--report", str(report)])
-    assert rc == 1 and f"{labels}: no records" in err  # scored nothing and exited 0 before
+    assert rc == 2 and f"{labels}: no records" in err  # scored nothing and exited 0 before
     labels.write_bytes(line({"id": "good-1", "constraint_id": "c1", "label": True}))
     rc, _, err = run(capsys, ["judge-agreement", "--labels", str(labels), "--report", str(report), "--out", str(report)])
     assert rc == 2 and "would replace that input" in err and report.read_text() == '{"items": []}'

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from ifpo.verifiers.schema import load_items, read_items, summarize
 
+REPO = Path(__file__).resolve().parent.parent
+
 
 def good_item(**overrides):
     item = {
@@ -48,7 +50,8 @@ def branch(cond, instr, active=False, **kw):
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     (tmp_path / "media").mkdir()
-    (tmp_path / "media" / "a.png").write_bytes(b"\x89PNG fake")
+    # A real PNG: `ifpo validate` decodes each media file's header (a corrupt one is an error).
+    (tmp_path / "media" / "a.png").write_bytes((REPO / "sample" / "media" / "images" / "i01_row_of_three.png").read_bytes())
     return tmp_path
 
 

@@ -109,9 +109,9 @@ def main(argv: list[str]) -> int:
     lengths = measure_lengths(pairs.dataset, collator)
     try:
         dropped = check_lengths(lengths, cfg.max_length, cfg.overlong, out / "lengths.json")
-    except OverlongPairsError as exc:
+    except OverlongPairsError as exc:  # overlong: error refuses the input before training (exit 2)
         print(f"train/dpo.py: error: {exc}", file=sys.stderr)
-        return 1
+        return 2
     train_dataset = pairs.dataset
     if dropped:
         logger.warning("dropping %d pair(s) over max_length %s: %s", len(dropped), cfg.max_length, ", ".join(dropped))
@@ -226,3 +226,9 @@ if __name__ == "__main__":
     from ifpo.cli import run_command
 
     sys.exit(run_command("train/dpo.py", main, sys.argv[1:]))
+    # docs/exit-codes.md: trained, but pairs were left out (named above and in run_manifest.json): exit 1.
+    left_out = sum(len(s.left_out) for s in {id(s): s for s in (pairs, eval_pairs) if s is not None}.values())
+    if left_out or dropped:
+        print(f"train/dpo.py: exit 1: {left_out} pair(s) left out (media that do not decode), {len(dropped)} "
+              f"dropped over max_length", file=sys.stderr)
+        return 1

@@ -84,7 +84,8 @@ def main(argv: list[str]) -> int:
 
     # ---- 2. load: model, processor, items, judge -----------------------------------------------
     try:
-        items, media_root, fingerprint = load_training_items(cfg)
+        left_out: list[str] = []
+        items, media_root, fingerprint = load_training_items(cfg, left_out)
         judge = make_judge(cfg.judge) if cfg.judge else None
     except (ValueError, FileNotFoundError) as exc:
         print(f"train/grpo.py: error: {exc}", file=sys.stderr)
@@ -205,3 +206,8 @@ if __name__ == "__main__":
     from ifpo.cli import run_command
 
     sys.exit(run_command("train/grpo.py", main, sys.argv[1:]))
+            "left_out_undecodable_media": left_out,
+    if left_out:
+        # docs/exit-codes.md: trained, but items were left out (named above and in run_manifest.json).
+        print(f"train/grpo.py: exit 1: {len(left_out)} item(s) left out: media that do not decode", file=sys.stderr)
+        return 1

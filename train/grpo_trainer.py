@@ -90,8 +90,12 @@ def select_items(
     return chosen
 
 
-def load_training_items(recipe) -> tuple[list[dict[str, Any]], Path, str]:
-    """Items (validated), their media root and a fingerprint, as the recipe selects them."""
+def load_training_items(recipe, left_out: list[str] | None = None) -> tuple[list[dict[str, Any]], Path, str]:
+    """Items (validated), their media root and a fingerprint, as the recipe selects them.
+
+    Items whose media do not decode are left out, each named on stderr and appended to ``left_out``
+    (the run manifest lists them and the script exits 1, docs/exit-codes.md).
+    """
     from ifpo.verifiers.schema import read_items
 
     path = SAMPLE_ITEMS if recipe.items == "sample" else Path(recipe.items)
@@ -100,12 +104,13 @@ def load_training_items(recipe) -> tuple[list[dict[str, Any]], Path, str]:
     root = Path(recipe.media_root) if recipe.media_root else path.parent
     items = read_items(path, root=root)
     chosen = select_items(items, item_ids=recipe.item_ids, media=recipe.item_media, max_items=recipe.max_items)
-    chosen = _decodable(chosen, root, path)
+    chosen = _decodable(chosen, root, path, left_out if left_out is not None else [])
     digest = hashlib.sha256("\n".join(json.dumps(it, sort_keys=True) for it in chosen).encode()).hexdigest()
     return [dict(it) for it in chosen], root.resolve(), digest
 
 
-def _decodable(items: Sequence[Mapping[str, Any]], root: Path, path: Path) -> list[Mapping[str, Any]]:
+def _decodable(items: Sequence[Mapping[str, Any]], root: Path, path: Path,
+               left_out: list[str]) -> list[Mapping[str, Any]]:
     """The items whose media all decode; each one left out is named (a corrupt file fails its item, not the run)."""
     import sys
 
@@ -122,7 +127,8 @@ def _decodable(items: Sequence[Mapping[str, Any]], root: Path, path: Path) -> li
                 if verdicts[rel] and problem is None:
                     problem = f"media.{kind}[{i}]: {rel!r} {verdicts[rel]}"
         if problem:
-            print(f"train/grpo.py: {path}: item {item['id']!r}: {problem}; left out", file=sys.stderr)
+            left_out.append(f"{path}: item {item['id']!r}: {problem}")
+            print(f"train/grpo.py: {left_out[-1]}; left out", file=sys.stderr)
         else:
             kept.append(item)
     if items and not kept:

@@ -767,7 +767,7 @@ def _learnable_cli(args: argparse.Namespace) -> int:
         path = pixel_reading_default(rebuild=rebuild) if args.pixel_reading else learnable_default(rebuild=rebuild)
     except (ValueError, OSError) as exc:
         print(f"ifpo tiny-model: cannot build the learnable default: {exc}", file=sys.stderr)
-        return 1
+        return 2  # nothing built (docs/exit-codes.md)
     if args.out is not None:
         if _is_nonempty_dir(args.out) and not args.force:
             print(f"ifpo tiny-model: {args.out} is not empty; pass --force to overwrite.", file=sys.stderr)

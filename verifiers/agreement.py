@@ -175,9 +175,9 @@ def cli_main(argv: list[str]) -> int:
     except FileNotFoundError as exc:
         print(f"ifpo judge-agreement: file not found: {exc.filename}", file=sys.stderr)
         return 2
-    except ValueError as exc:
+    except ValueError as exc:  # nothing usable: exit 2 (docs/exit-codes.md)
         print(f"ifpo judge-agreement: invalid input:\n{exc}", file=sys.stderr)
-        return 1
+        return 2
     result = agreement_report(labels, report)
     rows = [("judge vs. human", result["judge_vs_human"])] + list(result["by_constraint_type"].items())
     width = max(len(name) for name, _ in rows)
@@ -196,6 +196,13 @@ def cli_main(argv: list[str]) -> int:
 
         write_json_atomic(Path(args.out), result)
         print(f"wrote {args.out}")
+    # docs/exit-codes.md: labels the report cannot answer (no such verdict, or unjudged) are input left out: 1.
+    # Ties between annotators are excluded by the metric's definition, not for want of input.
+    left_out = {k: v for k, v in result["excluded"].items() if k in ("not_in_report", "unjudged") and v}
+    if left_out:
+        print("ifpo judge-agreement: exit 1: label(s) left out: " + ", ".join(f"{k} {v}" for k, v in left_out.items()),
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -207,7 +207,12 @@ class ChecklistEvaluator:
             verdict.seconds = time.perf_counter() - start
             return verdict
         try:
-            messages, schema = prompts.checklist_messages(item, c, response, self._media(item))
+            media = self._media(item)
+        except JudgeError as exc:  # counted and named at the end of the run (JudgeStats.summary), not silent
+            self.judge.stats.media_fail(f"item {item.get('id')!r}: {exc}")
+            return self._unjudged(ctype, c, str(exc), seconds=time.perf_counter() - start)
+        try:
+            messages, schema = prompts.checklist_messages(item, c, response, media)
             answer = self.judge.ask(messages, schema)
         except JudgeError as exc:
             return self._unjudged(ctype, c, str(exc), seconds=time.perf_counter() - start)
@@ -250,7 +255,12 @@ class ChecklistEvaluator:
 
     def _gate(self, item: Mapping[str, Any], response: str) -> tuple[bool | None, str]:
         try:
-            messages, schema = prompts.task_gate_messages(item, response, self._media(item))
+            media = self._media(item)
+        except JudgeError as exc:  # counted and named at the end of the run, as for a constraint
+            self.judge.stats.media_fail(f"item {item.get('id')!r}: {exc}")
+            return None, f"not judged: {exc}"
+        try:
+            messages, schema = prompts.task_gate_messages(item, response, media)
             answer = self.judge.ask(messages, schema)
         except JudgeError as exc:
             return None, f"not judged: {exc}"

@@ -125,6 +125,10 @@ class JudgeStats:
                 setattr(self, k, getattr(self, k) + v)
 
     first_error: str | None = None
+    # Questions never asked because the item's media could not be sent to a vision judge (a corrupt
+    # or missing file): counted apart from failed requests, and named, so they are never silent.
+    media_failures: int = 0
+    first_media_error: str | None = None
 
     def fail(self, error: str) -> None:
         with self.lock:
@@ -132,21 +136,33 @@ class JudgeStats:
             if self.first_error is None:
                 self.first_error = error
 
+    def media_fail(self, error: str) -> None:
+        with self.lock:
+            self.media_failures += 1
+            if self.first_media_error is None:
+                self.first_media_error = error
+
     def as_dict(self) -> dict[str, Any]:
-        keys = ("requests", "cache_hits", "failures", "retries", "seconds", "first_error")
+        keys = ("requests", "cache_hits", "failures", "retries", "seconds", "first_error", "media_failures",
+                "first_media_error")
         return {k: getattr(self, k) for k in keys}
 
     def summary(self) -> str | None:
-        """A loud line when judge calls failed (their verdicts are unjudged), else ``None``."""
-        if not self.failures:
-            return None
-        asked = self.failures + self.requests
-        return (f"WARNING: {self.failures} of {asked} judge request(s) failed; their verdicts are unjudged. "
-                f"First error: {self.first_error}")
+        """A loud line when judge calls failed or media could not be sent (verdicts unjudged), else ``None``."""
+        lines = []
+        if self.failures:
+            asked = self.failures + self.requests
+            lines.append(f"WARNING: {self.failures} of {asked} judge request(s) failed; their verdicts are unjudged. "
+                         f"First error: {self.first_error}")
+        if self.media_failures:
+            lines.append(f"WARNING: {self.media_failures} judge question(s) not asked: the item's media cannot be "
+                         f"sent to the vision judge; their verdicts are unjudged. First error: {self.first_media_error}")
+        return "\n".join(lines) or None
 
     @property
     def all_failed(self) -> bool:
-        return self.failures > 0 and self.requests == 0 and self.cache_hits == 0
+        failed = self.failures + self.media_failures
+        return failed > 0 and self.requests == 0 and self.cache_hits == 0
 
 
 # --- JSON answers -------------------------------------------------------------------------------

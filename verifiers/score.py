@@ -314,9 +314,9 @@ def cli_main(argv: list[str]) -> int:
             raise InputError(f"{responses_path}: no records (the file is empty or holds only blank lines)")
         responses, response_problems = load_responses(responses_path, items, args.format, strict=args.strict)
         problems += response_problems
-    except (InputError, ValueError) as exc:
+    except (InputError, ValueError) as exc:  # nothing usable: exit 2 (docs/exit-codes.md)
         print(f"ifpo score: invalid input:\n{exc}", file=sys.stderr)
-        return 1
+        return 2
     judge = None
     if args.judge:
         from ifpo.verifiers.judge import make_judge
@@ -339,12 +339,19 @@ def cli_main(argv: list[str]) -> int:
     write_json_atomic(Path(args.out), report)
     print(format_table(report))
     print(f"\nwrote {args.out}")
+    # docs/exit-codes.md: 1 when the report leaves input out (records skipped, unmatched responses, items
+    # without a response, verdicts a failed judge request or unusable media left unjudged), each named above.
+    incomplete = bool(problems or missing)
     if judge is not None and judge.stats.summary():
         # Loud, at the end where it is seen: failed judge calls are unjudged verdicts, not a quiet report field.
         print(f"ifpo score: {judge.stats.summary()}", file=sys.stderr)
         if judge.stats.all_failed:
-            print("ifpo score: every judge request failed; exit 1", file=sys.stderr)
-            return 1
+            print("ifpo score: every judge request failed", file=sys.stderr)
+        incomplete = True
+    if incomplete:
+        print(f"ifpo score: exit 1: not all input was scored ({len(problems)} input problem(s), {len(missing)} item(s) "
+              "without a response); see above and REPORT.json", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -47,7 +47,7 @@ def _world(args: argparse.Namespace, out: Path) -> int:
         path = write_world(out, args.n, args.split, seed=args.seed)
     except ValueError as exc:
         print(f"ifpo sample: {exc}", file=sys.stderr)
-        return 1
+        return 2  # nothing written (docs/exit-codes.md)
     print(f"wrote {path} and its media under {out / 'media'} (world split {args.split}, seed {args.seed})")
     print(f"  {_summary(path)}")
     return 0
@@ -89,7 +89,7 @@ def cli_main(argv: list[str]) -> int:
         path = write_sample(out, seed=args.seed)
     except ValueError as exc:
         print(f"ifpo sample: {exc}", file=sys.stderr)
-        return 1
+        return 2  # nothing written (docs/exit-codes.md)
     print(f"wrote {out / 'media'}, {out / 'facts.json'} and {path} (seed {args.seed})")
     print(f"  {_summary(path)}")
     return 0
