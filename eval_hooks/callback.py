@@ -51,6 +51,11 @@ from transformers import TrainerCallback
 
 logger = logging.getLogger("ifpo.eval_hooks")
 
+def percent(rate: float | None) -> str:
+    """A rate for a log line: ``0.333333`` reads ``33.3%``; None (nothing judged) reads ``n/a``."""
+    return "n/a" if rate is None or rate != rate else f"{100 * rate:.1f}%"
+
+
 def dist_info() -> tuple[int, int]:
     """(rank, world size) of ``torch.distributed`` when initialised, else (0, 1)."""
     import torch.distributed as dist
@@ -249,7 +254,8 @@ class IfpoEvalCallback(TrainerCallback):
             self.reports[step] = report
             self.responses[step] = responses
             metrics = headline_metrics(report, self.log_prefix)
-            logger.info("eval hook: step %d IPR %s CPR micro %s -> %s", step, report["ipr"], report["cpr_micro"], out_dir)
+            logger.info("eval hook: step %d IPR %s CPR micro %s -> %s", step, percent(report["ipr"]),
+                        percent(report["cpr_micro"]), out_dir)
             failed = (report.get("judge") or {}).get("failures") or 0
             if failed:
                 # Loud where it is seen: failed judge calls make this checkpoint's judge verdicts unjudged, so its

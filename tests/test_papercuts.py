@@ -196,3 +196,70 @@ def test_compare_pairs_runs_only_as_asked_and_names_unrelated_models(tmp_path, c
     # Only one-evaluation runs of different models: no pair unless asked.
     only = discover([tmp_path / "other", checkpoint_eval_dir(tmp_path / "run1", 10)])
     assert (default_pair(only) is None) == (models[0] != models[1])
+
+
+# --- log lines: rounded rates, a concise GRPO line -------------------------------------------------
+
+
+def test_checkpoint_evaluation_logs_rounded_rates(tmp_path, monkeypatch, caplog):
+    import logging
+
+    import torch
+    from ifpo.eval_hooks import callback as cb
+
+    class Fake:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def generate(self, conversations, progress=False):
+            return ["no"] * len(conversations)
+
+    monkeypatch.setattr(cb, "TransformersGenerator", Fake)
+    hook = cb.IfpoEvalCallback(REPO / "sample" / "items.jsonl", max_items=3)
+    with caplog.at_level(logging.INFO, logger="ifpo.eval_hooks"):
+        hook.evaluate(torch.nn.Linear(1, 1), object(), 0, tmp_path / "eval")
+    (line,) = [r.getMessage() for r in caplog.records if " IPR " in r.getMessage()]
+    import re
+
+    assert re.match(r"eval hook: step 0 IPR (\d+\.\d%|n/a) CPR micro (\d+\.\d%|n/a) -> ", line), line
+
+
+GRPO_RECORD = {"loss": 0.012345678, "grad_norm": 0.98765, "learning_rate": 1e-05, "num_tokens": 123456.0,
+               "completions/mean_length": 23.5, "completions/min_length": 12.0, "completions/max_length": 24.0,
+               "completions/clipped_ratio": 0.75, "completions/mean_terminated_length": 0.0,
+               **{f"rewards/checklist/{s}": 0.123456789 for s in ("mean", "std")},
+               **{f"rewards/ifpo/{d}": 0.333333333 for d in ("format", "content", "style", "structure", "ipr", "cpr")},
+               "reward": 0.4567891, "reward_std": 0.1234567, "frac_reward_zero_std": 0.25, "kl": 0.000123456,
+               "entropy": 1.23456789, **{f"clip_ratio/{k}": 0.0 for k in ("low_mean", "low_min", "high_mean",
+                                                                             "high_max", "region_mean")},
+               "step_time": 12.3456789, "epoch": 0.333333333}
+
+
+def test_grpo_console_line_is_short(capsys):
+    from ifpo.train.callbacks import GRPO_CONSOLE_KEYS, concise_console
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    class Handler:
+        callbacks = [ProgressCallback(), PrinterCallback()]
+
+    class Trainer:
+        callback_handler = Handler()
+
+    class State:
+        is_world_process_zero = is_local_process_zero = True
+
+    trainer = Trainer()
+    concise_console(trainer, GRPO_CONSOLE_KEYS)
+    capsys.readouterr()
+    progress, printer = trainer.callback_handler.callbacks
+    written: list[str] = []
+    progress.training_bar = type("Bar", (), {"write": lambda self, text: written.append(text)})()
+    progress.on_log(None, State(), None, logs=dict(GRPO_RECORD))
+    printer.on_log(None, State(), None, logs=dict(GRPO_RECORD))
+    printed = capsys.readouterr().out.strip()
+    assert written == [printed]
+    assert len(str(GRPO_RECORD)) > 800 and len(printed) < 250, printed
+    assert printed.startswith("{loss: 0.01235, reward: 0.4568, reward_std: 0.1235, kl: 0.0001235, entropy: 1.235,")
+    assert printed.endswith(f"(+{len(GRPO_RECORD) - 10} more in log_history.jsonl)")
+    printer.on_log(None, State(), None, logs={"eval_ifpo/ipr": 0.5, "epoch": 1.0})  # not a training step's record
+    assert capsys.readouterr().out.strip() == "{eval_ifpo/ipr: 0.5, epoch: 1}"

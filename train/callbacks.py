@@ -259,3 +259,44 @@ def setup_logging() -> int:
         disable_progress_bar()
     return rank
 
+
+
+# What GRPO's console line keeps per logging step (TRL logs ~40 keys, ~1.2 KB a line, every step): the
+# rest goes to log_history.jsonl and the trackers as before.
+GRPO_CONSOLE_KEYS = ("loss", "reward", "reward_std", "kl", "entropy", "completions/mean_length",
+                     "completions/clipped_ratio", "grad_norm", "learning_rate", "epoch")
+
+
+def concise_line(logs: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    """A training record as a short console line: ``keys`` only, floats to 4 significant digits, and how many were
+    left out. A record that is not a training step's (no loss or reward: the eval hook's, the end-of-training
+    summary) is shown whole."""
+    shown = {k: logs[k] for k in keys if k in logs}
+    rest = [k for k in logs if k not in shown and k != "total_flos"]
+    if "loss" not in logs and "reward" not in logs:
+        shown, rest = {k: v for k, v in logs.items() if k != "total_flos"}, []
+    text = ", ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}" for k, v in shown.items())
+    return "{" + text + "}" + (f" (+{len(rest)} more in log_history.jsonl)" if rest else "")
+
+
+def concise_console(trainer: Any, keys: tuple[str, ...]) -> None:
+    """Swap transformers' console printer (the progress bar's ``on_log``, or ``PrinterCallback`` under
+    ``disable_tqdm``) for one that prints :func:`concise_line`; trackers and ``log_history`` are unchanged."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    class ConciseProgress(ProgressCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if state.is_world_process_zero and self.training_bar is not None and logs:
+                self.training_bar.write(concise_line(logs, keys))
+
+    class ConcisePrinter(PrinterCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if state.is_local_process_zero and logs:
+                print(concise_line(logs, keys))
+
+    callbacks = trainer.callback_handler.callbacks
+    for i, callback in enumerate(callbacks):
+        if type(callback) is ProgressCallback:
+            callbacks[i] = ConciseProgress(max_str_len=callback.max_str_len)
+        elif type(callback) is PrinterCallback:
+            callbacks[i] = ConcisePrinter()

@@ -131,6 +131,7 @@ def main(argv: list[str]) -> int:
         shared_prompt=cfg.shared_prompt,
         media_guard=cfg.media_guard,
     )
+    cb.concise_console(trainer, cb.GRPO_CONSOLE_KEYS)  # a short console line per step; everything in log_history.jsonl
     # ifpo's own keys (LoRA, pairs, media budgets, eval hook) beside TrainingArguments in every tracker's config.
     cb.RecipeConfigCallback(dataclasses.asdict(cfg)).attach(trainer)
     if cfg.eval_hook is not None:
