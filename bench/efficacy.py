@@ -136,15 +136,25 @@ def _stats(d: dict[str, Any], idx: np.ndarray) -> dict[str, np.ndarray]:
     return {k: 100.0 * v for k, v in out.items()}
 
 
-def bootstrap(d: dict[str, Any], base: dict[str, Any] | None = None, *, resamples: int = 2000,
-              seed: int = 0) -> dict[str, dict[str, float]]:
-    """Point value and 95% percentile interval per metric; with ``base``, the paired difference too."""
-    n = len(d["item_pass"])
+def bootstrap(d: dict[str, Any] | list[dict[str, Any]], base: dict[str, Any] | None = None, *,
+              resamples: int = 2000, seed: int = 0) -> dict[str, dict[str, float]]:
+    """Point value and 95% percentile interval per metric; with ``base``, the paired difference too.
+
+    ``d`` may be a list: the same items scored after runs with different training seeds; the value is their
+    mean, and every resample draws one set of items for all of them (and for ``base``), so the interval is
+    that of the seed-averaged run over held-out items."""
+    ds = d if isinstance(d, list) else [d]
+    n = len(ds[0]["item_pass"])
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(resamples, n))
-    point = _stats(d, np.arange(n)[None, :])
-    boot = _stats(d, idx)
-    base_point = _stats(base, np.arange(n)[None, :]) if base is not None else None
+    whole = np.arange(n)[None, :]
+
+    def mean_stats(index: np.ndarray) -> dict[str, np.ndarray]:
+        per_seed = [_stats(x, index) for x in ds]
+        return {k: np.mean([p[k] for p in per_seed], axis=0) for k in per_seed[0]}
+
+    point, boot = mean_stats(whole), mean_stats(idx)
+    base_point = _stats(base, whole) if base is not None else None
     base_boot = _stats(base, idx) if base is not None else None
     out: dict[str, dict[str, float]] = {}
     for key in point:
@@ -154,6 +164,9 @@ def bootstrap(d: dict[str, Any], base: dict[str, Any] | None = None, *, resample
             diff = boot[key] - base_boot[key]
             entry.update(delta=float(point[key][0] - base_point[key][0]),
                          delta_lo=float(np.nanpercentile(diff, 2.5)), delta_hi=float(np.nanpercentile(diff, 97.5)))
+            if len(ds) > 1:  # the spread over training seeds, beside the interval over items
+                per_seed = [float(_stats(x, whole)[key][0] - base_point[key][0]) for x in ds]
+                entry.update(delta_seed_min=min(per_seed), delta_seed_max=max(per_seed))
         out[key] = entry
     return out
 
@@ -242,8 +255,8 @@ def evaluate(model: Path, items_path: Path, out: Path, logs: Path, name: str) ->
     return out
 
 
-def build_pairs(model: Path, items_path: Path, out: Path, logs: Path, kinds: list[str]) -> Path:
-    cfg = {"kinds": kinds, "corruptions_per_item": 1, "seed": 0,
+def build_pairs(model: Path, items_path: Path, out: Path, logs: Path, kinds: list[str], seed: int = 0) -> Path:
+    cfg = {"kinds": kinds, "corruptions_per_item": 1, "seed": seed,
            "policy": {"backend": "transformers", "model": str(model), "max_new_tokens": 96, "batch_size": 16,
                       "media": MEDIA}}
     if "on_policy" in kinds:
@@ -288,18 +301,18 @@ def overrides(settings: dict[str, Any] | None) -> list[str]:
 
 
 def train_dpo(model: Path, pairs: Path, out: Path, logs: Path, name: str, args: argparse.Namespace,
-              merge: bool = False, eval_pairs: Path | None = None) -> Path:
+              merge: bool = False, eval_pairs: Path | None = None, seed: int = 0) -> Path:
     """DPO (``recipes/tiny_world.yaml``) from ``model`` on ``pairs``; with ``eval_pairs``, TRL's DPO metrics on
     them after training land in ``run_manifest.json`` (read by :func:`pair_margin`)."""
     inputs = {"model": weights_id(model), "pairs": file_hash(pairs / "pairs.jsonl"), "steps": args.dpo_steps,
-              "merge": merge, "recipe": file_hash(REPO / "recipes" / "tiny_world.yaml")}
+              "merge": merge, "recipe": file_hash(REPO / "recipes" / "tiny_world.yaml"), "seed": seed}
     if eval_pairs is not None:  # (absent otherwise, so runs recorded before this key stay reusable)
         inputs["eval_pairs"] = file_hash(eval_pairs / "pairs.jsonl")
     if reusable(out, inputs, "merged" if merge else "adapter_config.json"):
         return out
     cmd = [sys.executable, "train/dpo.py", "recipes/tiny_world.yaml", "--model_name_or_path", str(model),
            "--pairs", str(pairs), "--output_dir", str(out), "--eval_hook", "null", "--max_steps", str(args.dpo_steps),
-           "--save_strategy", "no", "--ref_cache_dir", str(out / "ref_cache")]
+           "--save_strategy", "no", "--ref_cache_dir", str(out / "ref_cache"), "--seed", str(seed)]
     if merge:
         cmd += ["--merge_adapter", "true"]
     if eval_pairs is not None:
@@ -327,15 +340,16 @@ def pair_margin(run: Path) -> dict[str, float]:
 
 
 def train_grpo(model: Path, items_path: Path, out: Path, logs: Path, name: str, args: argparse.Namespace,
-               settings: dict[str, Any] | None = None) -> Path:
+               settings: dict[str, Any] | None = None, seed: int = 0) -> Path:
     """GRPO (``recipes/tiny_world_grpo.yaml``) from ``model`` on ``items_path``; ``settings`` override recipe keys."""
     inputs = {"model": weights_id(model), "items": file_hash(items_path), "steps": args.grpo_steps,
-              "settings": settings or {}, "recipe": file_hash(REPO / "recipes" / "tiny_world_grpo.yaml")}
+              "settings": settings or {}, "recipe": file_hash(REPO / "recipes" / "tiny_world_grpo.yaml"), "seed": seed}
     if reusable(out, inputs, "adapter_config.json"):
         return out
     sh([sys.executable, "train/grpo.py", "recipes/tiny_world_grpo.yaml", "--model_name_or_path", str(model),
         "--items", str(items_path), "--output_dir", str(out), "--eval_hook", "null",
-        "--max_steps", str(args.grpo_steps), "--save_strategy", "no", *overrides(settings)], logs / f"train_{name}.log")
+        "--max_steps", str(args.grpo_steps), "--save_strategy", "no", "--seed", str(seed), *overrides(settings)],
+       logs / f"train_{name}.log")
     stamp(out, inputs)
     return out
 
@@ -400,19 +414,47 @@ def targets(results: dict[str, dict[str, dict[str, float]]],
     return checks
 
 
+def seed_list(text: str) -> list[int]:
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"expected distinct seeds, got {text!r}")
+    return seeds
+
+
+def heldout_pool(out: Path, seeds: list[int], n: int) -> tuple[list[Path], list[dict]]:
+    """One world held-out split per seed (``OUT/heldout-<seed>/``), and all their items (ids carry the seed)."""
+    from ifpo.data_builders.sample_benchmark.world import write_world
+
+    paths = []
+    for h in seeds:
+        path = out / f"heldout-{h}" / "heldout.jsonl"
+        if not path.is_file() or len(read_jsonl(path)) != n:
+            path = write_world(out / f"heldout-{h}", n, "heldout", seed=h)
+        paths.append(path)
+    return paths, [item for p in paths for item in read_jsonl(p)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="runs/efficacy", help="output folder (reruns reuse finished steps)")
-    parser.add_argument("--heldout", help="held-out items JSONL (default: a fresh held-out split of --heldout-n items)")
-    parser.add_argument("--heldout-n", type=int, default=160, help="size of the generated held-out split")
+    parser.add_argument("--heldout", help="one held-out items JSONL instead of the generated splits (--heldout-seeds)")
+    parser.add_argument("--heldout-seeds", type=seed_list, default=[1, 2, 3],
+                        help="world held-out splits to report on, one per seed, pooled (default 1,2,3). Settings "
+                        "are tuned on --heldout-seeds 100 (the validation split), never on the reported ones")
+    parser.add_argument("--train-seeds", type=seed_list, default=[0, 1],
+                        help="training seeds (pairs, DPO, GRPO); every run is the mean over them (default 0,1)")
+    parser.add_argument("--heldout-n", type=int, default=160, help="items per generated held-out split")
     parser.add_argument("--train-n", type=int, default=240, help="train-split items pairs and GRPO prompts come from")
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated subset of {','.join(RUNS)}")
     parser.add_argument("--dpo-steps", type=int, default=40, help="DPO optimizer steps per run")
     parser.add_argument("--grpo-steps", type=int, default=40, help="GRPO optimizer steps per run")
     parser.add_argument("--fresh", action="store_true", help="delete OUT first")
-    parser.add_argument("--model", help="base model folder (default: the cached learnable default)")
+    parser.add_argument("--model", help="base model folder (default: the shipped learnable default)")
     parser.add_argument("--train-items", help="world train split JSONL (default: the one the learnable default was "
-                        "warm-started on)")
+                        "warm-started on, drawn again into OUT/world)")
     args = parser.parse_args(argv)
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
     bad = [r for r in runs if r not in RUNS]
@@ -430,96 +472,102 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
 
     from ifpo.data_builders.build import KINDS
-    from ifpo.data_builders.sample_benchmark.world import write_world
-    from ifpo.train.tiny_model import learnable_default
+    from ifpo.train.tiny_model import learnable_default, learnable_world
 
-    print("== learnable default (cached after the first build)", flush=True)
-    t0 = time.perf_counter()
     model = Path(args.model) if args.model else learnable_default()
-    print(f"  {model} ({time.perf_counter() - t0:.0f}s)", flush=True)
-    world_train = Path(args.train_items) if args.train_items else model.parent / "world" / "train.jsonl"
+    print(f"== base model {model}", flush=True)
+    world_train = Path(args.train_items) if args.train_items else learnable_world(model, out / "world")
     train_items = read_jsonl(world_train)[: args.train_n]
     train_path = subset_items(train_items, world_train.parent)
 
     if args.heldout:
-        heldout_path = Path(args.heldout)
+        heldout_paths, heldout = [Path(args.heldout)], read_jsonl(Path(args.heldout))
     else:
-        heldout_path = out / "heldout" / "heldout.jsonl"
-        if not heldout_path.is_file():
-            write_world(out / "heldout", args.heldout_n, "heldout", seed=1)
-    heldout = read_jsonl(heldout_path)
-    print(f"== held-out: {len(heldout)} items ({heldout_path}); train: {len(train_items)} items", flush=True)
+        heldout_paths, heldout = heldout_pool(out, args.heldout_seeds, args.heldout_n)
+    seeds = args.train_seeds
+    print(f"== held-out: {len(heldout)} items ({', '.join(str(p) for p in heldout_paths)}); train: "
+          f"{len(train_items)} items; training seeds {seeds}", flush=True)
+
+    def evaluate_all(trained: Path, name: str, tag: str) -> list[Path]:
+        return [evaluate(trained, p, out / "eval" / tag / p.parent.name / name, logs, f"{tag}_{name}")
+                for p in heldout_paths]
 
     kinds = [k for k in PAIR_KINDS if k in KINDS]
     missing_kinds = [k for k in PAIR_KINDS if k not in KINDS]
     need_pairs = any(r.startswith("dpo") for r in runs)
-    pair_dirs: dict[str, Path | None] = {}
-    if need_pairs:
-        print(f"== build pairs ({', '.join(kinds)}) on the train split, base model as the policy", flush=True)
-        pairs = build_pairs(model, train_path, out / "pairs" / "all", logs, kinds)
-        pair_dirs["all"] = pairs
-        for kind in kinds:
-            pair_dirs[kind] = subset_pairs(pairs, out / "pairs" / kind, kind=kind)
-        pair_dirs["all_blanked"] = subset_pairs(pairs, out / "pairs" / "all_blanked", blank_media=True)
-        counts = {k: len(read_jsonl(p / "pairs.jsonl")) if p else 0 for k, p in pair_dirs.items()}
-        print(f"  pairs: {counts}", flush=True)
-
-    print("== train and evaluate", flush=True)
-    evals: dict[str, Path] = {}
+    evals: dict[str, list[list[Path]]] = {}  # run -> per training seed -> per held-out split
     notes: dict[str, str] = {}
-    for name in runs:
-        run_dir = out / "runs" / name
-        if name in PIXEL_RUNS:
-            continue  # below, on the pixel-reading build
-        if name == "base":
-            evals[name] = evaluate(model, heldout_path, out / "eval" / name, logs, name)
-            continue
-        if name.startswith("dpo_") and name != "dpo_grpo":
-            key = name.removeprefix("dpo_")
-            pdir = pair_dirs.get(key)
-            if pdir is None:
-                notes[name] = ("kind not built by this ifpo (no 'on_policy' in build-pairs yet)"
-                               if key in missing_kinds else "no pairs of this kind")
-                continue
-            trained = train_dpo(model, pdir, run_dir, logs, name, args, merge=(name == "dpo_all"))
-        elif name == "grpo":
-            trained = train_grpo(model, train_path, run_dir, logs, name, args)
-        else:  # dpo_grpo
-            dpo = train_dpo(model, pair_dirs["all"], out / "runs" / "dpo_all", logs, "dpo_all", args, merge=True)
-            trained = train_grpo(dpo / "merged", train_path, run_dir, logs, name, args, settings=GRPO_AFTER_DPO)
-        evals[name] = evaluate(trained, heldout_path, out / "eval" / name, logs, name)
+    evals["base"] = [evaluate_all(model, "base", "base")]
+    for seed in seeds:
+        tag = f"seed{seed}"
+        pair_dirs: dict[str, Path | None] = {}
+        if need_pairs:
+            print(f"== [{tag}] build pairs ({', '.join(kinds)}) on the train split, base model as the policy", flush=True)
+            pairs = build_pairs(model, train_path, out / tag / "pairs" / "all", logs, kinds, seed=seed)
+            pair_dirs["all"] = pairs
+            for kind in kinds:
+                pair_dirs[kind] = subset_pairs(pairs, out / tag / "pairs" / kind, kind=kind)
+            pair_dirs["all_blanked"] = subset_pairs(pairs, out / tag / "pairs" / "all_blanked", blank_media=True)
+            counts = {k: len(read_jsonl(p / "pairs.jsonl")) if p else 0 for k, p in pair_dirs.items()}
+            print(f"  pairs: {counts}", flush=True)
+        print(f"== [{tag}] train and evaluate", flush=True)
+        for name in runs:
+            run_dir = out / tag / "runs" / name
+            if name in PIXEL_RUNS or name == "base":
+                continue  # the pixel runs below, on the pixel-reading build
+            if name.startswith("dpo_") and name != "dpo_grpo":
+                key = name.removeprefix("dpo_")
+                pdir = pair_dirs.get(key)
+                if pdir is None:
+                    notes[name] = ("kind not built by this ifpo" if key in missing_kinds else "no pairs of this kind")
+                    continue
+                trained = train_dpo(model, pdir, run_dir, logs, f"{tag}_{name}", args, merge=(name == "dpo_all"),
+                                    seed=seed)
+            elif name == "grpo":
+                trained = train_grpo(model, train_path, run_dir, logs, f"{tag}_{name}", args, seed=seed)
+            else:  # dpo_grpo
+                dpo = train_dpo(model, pair_dirs["all"], out / tag / "runs" / "dpo_all", logs, f"{tag}_dpo_all", args,
+                                merge=True, seed=seed)
+                trained = train_grpo(dpo / "merged", train_path, run_dir, logs, f"{tag}_{name}", args,
+                                     settings=GRPO_AFTER_DPO, seed=seed)
+            evals.setdefault(name, []).append(evaluate_all(trained, name, tag))
 
     margins: dict[str, dict[str, float]] = {}
     pixel_runs = [r for r in runs if r in PIXEL_RUNS]
     if pixel_runs:
         from ifpo.train.tiny_model import pixel_reading_default
 
-        print("== media ablation on the pixel-reading build (cached after the first build)", flush=True)
+        print("== media ablation on the pixel-reading build (first training seed, first held-out split)", flush=True)
         px_model = pixel_reading_default()
-        px_train = px_model.parent / "world" / "train.jsonl"
+        px_train = learnable_world(px_model, out / "world")
         grounding = build_pairs(px_model, px_train, out / "pairs" / "pixels_grounding", logs, ["grounding"])
-        held_grounding = build_pairs(px_model, heldout_path, out / "pairs" / "heldout_grounding", logs, ["grounding"])
+        held_grounding = build_pairs(px_model, heldout_paths[0], out / "pairs" / "heldout_grounding", logs,
+                                     ["grounding"])
         blanked = subset_pairs(grounding, out / "pairs" / "pixels_grounding_blanked", blank_media=True)
         print(f"  grounding pairs: train {len(read_jsonl(grounding / 'pairs.jsonl'))}, "
               f"held-out {len(read_jsonl(held_grounding / 'pairs.jsonl'))}", flush=True)
         for name in pixel_runs:
             if name == "pixels_base":
-                evals[name] = evaluate(px_model, heldout_path, out / "eval" / name, logs, name)
+                evals[name] = [evaluate_all(px_model, name, "pixels")]
                 continue
             trained = train_dpo(px_model, grounding if name == "pixels_dpo_grounding" else blanked,
-                                out / "runs" / name, logs, name, args, eval_pairs=held_grounding)
+                                out / "runs" / name, logs, name, args, eval_pairs=held_grounding, seed=seeds[0])
             margins[name] = pair_margin(trained)
-            evals[name] = evaluate(trained, heldout_path, out / "eval" / name, logs, name)
+            evals[name] = [evaluate_all(trained, name, "pixels")]
 
-    scores = {name: score_dir(heldout, eval_dir) for name, eval_dir in evals.items()}
+    def scored(per_split: list[Path]) -> dict[str, Any]:
+        rows = [row for d in per_split for row in read_jsonl(d / "verdicts.jsonl")]
+        return per_item(heldout, rows)
+
+    scores = {name: [scored(per_split) for per_split in per_seed] for name, per_seed in evals.items()}
     results = {}
     for name in evals:
         base = "pixels_base" if name in PIXEL_RUNS else "base"
-        results[name] = bootstrap(scores[name], None if name == base else scores[base])
-    base_scores = scores["base"]
-    columns = ["ipr", "cpr_micro", "cpr_macro"] + [f"cpr_{d}" for d in base_scores["dims"]] + ["cpr_pixel"]
+        results[name] = bootstrap(scores[name], None if name == base else scores[base][0])
+    columns = ["ipr", "cpr_micro", "cpr_macro"] + [f"cpr_{d}" for d in scores["base"][0]["dims"]] + ["cpr_pixel"]
     print()
-    print(f"held-out efficacy ({len(heldout)} items; value [95% bootstrap interval] and change vs base, points)")
+    print(f"held-out efficacy ({len(heldout)} items from {len(heldout_paths)} split(s); each run the mean over "
+          f"training seeds {seeds}; value [95% bootstrap interval over items] and change vs base, points)")
     print(table(results, columns))
     for name, why in notes.items():
         print(f"  {name}: skipped, {why}")
@@ -532,9 +580,9 @@ def main(argv: list[str] | None = None) -> int:
     checks = targets(results, margins)
     for c in checks:
         print(f"  target {'met' if c['met'] else 'NOT met'}: {c}")
-    summary = {"heldout": str(heldout_path), "n_heldout": len(heldout), "n_train_items": len(train_items),
-               "model": str(model), "model_weights": weights_id(model), "dpo_steps": args.dpo_steps,
-               "grpo_steps": args.grpo_steps, "grpo_after_dpo": GRPO_AFTER_DPO,
+    summary = {"heldout": [str(p) for p in heldout_paths], "n_heldout": len(heldout), "train_seeds": seeds,
+               "n_train_items": len(train_items), "model": str(model), "model_weights": weights_id(model),
+               "dpo_steps": args.dpo_steps, "grpo_steps": args.grpo_steps, "grpo_after_dpo": GRPO_AFTER_DPO,
                "results": results, "pair_margins": margins, "skipped": notes, "targets": checks,
                "seconds": round(time.perf_counter() - started, 1)}
     (out / "efficacy.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, end to end on the learnable default (synthetic world + warm-started tiny Qwen3-VL), offline.
-# Installs what it needs first. Outputs go to ${IFPO_OUT:-runs/main}. The learnable default is built once
-# (a few minutes) into ${IFPO_LEARNABLE_CACHE:-~/.cache/ifpo/learnable-default} and reused afterwards.
+# Installs what it needs first. Outputs go to ${IFPO_OUT:-runs/main}. The learnable default ships with ifpo
+# (train/models/tiny-world): nothing is built or downloaded.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -17,9 +17,9 @@ ifpo validate sample/items.jsonl > "$out/validate_sample.txt"   # no pipe: pipef
 head -n 1 "$out/validate_sample.txt"
 ifpo validate "$heldout"
 
-echo "== 2/6 the learnable default: a tiny Qwen3-VL warm-started on the world's train split (cached after the first build)"
-model="$(ifpo tiny-model --learnable)"
-world="$(dirname "$model")/world"
+echo "== 2/6 the learnable default (shipped): a tiny Qwen3-VL warm-started on the world's train split, drawn again here"
+world="$out/world"
+model="$(ifpo tiny-model --learnable --world "$world")"
 
 echo "== 3/6 build verified preference pairs on 64 train items, the learnable default as the policy"
 mkdir -p "$out/train"

@@ -12,6 +12,18 @@ from ifpo.train.sample_pairs import build_sample_pairs
 from ifpo.train.tiny_model import build_tiny_model
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--learning-seed", type=int, default=0,
+        help="seed of the learning tests' training, sampling and pair building (tests/test_efficacy.py, the on-policy "
+        "test): their margins must hold on seeds other than the default 0 too")
+
+
+@pytest.fixture(scope="session")
+def learning_seed(request) -> int:
+    return request.config.getoption("--learning-seed")
+
+
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)

