@@ -139,6 +139,19 @@ def main(argv: list[str]) -> int:
         media_guard=cfg.media_guard,
     )
 
+    from ifpo.train.distributed import DistributedSetupError, adapter_check_callback
+    from ifpo.train.distributed import prepare as prepare_distributed
+
+    try:
+        # What the launch really runs (recorded in the manifest); settings that would lose the adapter or fall
+        # back to DDP without a word are refused; sharded weights get media-aligned vision passes.
+        distributed = prepare_distributed(trainer, use_lora=cfg.use_lora)
+    except DistributedSetupError as exc:
+        print(f"train/dpo.py: error: {exc}", file=sys.stderr)
+        return 2
+    adapter_check = adapter_check_callback(cfg.use_lora)
+    if adapter_check is not None:
+        trainer.add_callback(adapter_check)  # every checkpoint's adapter must hold tensors
     # ifpo's own keys (LoRA, pairs, media budgets, eval hook) beside TrainingArguments in every tracker's config.
     cb.RecipeConfigCallback(dataclasses.asdict(cfg)).attach(trainer)
     if cfg.eval_hook is not None:
@@ -191,6 +204,10 @@ def main(argv: list[str]) -> int:
     if not interrupted:
         trainer.save_model(str(out))  # the adapter (or full weights) and the processor, from rank 0
     if trainer.accelerator.is_main_process:
+        if cfg.use_lora and not interrupted:
+            from ifpo.train.distributed import check_saved_adapter
+
+            check_saved_adapter(out)  # an empty or missing adapter is an error, whatever the backend
         from ifpo.train.manifest import run_manifest
         from ifpo.train.recipe import dump_resolved
 
@@ -209,6 +226,7 @@ def main(argv: list[str]) -> int:
             world_size=trainer.accelerator.num_processes,
             interrupted=interrupted,
             elapsed=time.time() - started,
+            distributed=distributed,
         )
         from ifpo.verifiers.io import dumps  # standard JSON: a NaN loss is written as null
 
@@ -218,6 +236,12 @@ def main(argv: list[str]) -> int:
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
     logger.info("done in %.0fs; outputs in %s", time.time() - started, out)
+    # docs/exit-codes.md: trained, but pairs were left out (named above and in run_manifest.json): exit 1.
+    left_out = sum(len(s.left_out) for s in {id(s): s for s in (pairs, eval_pairs) if s is not None}.values())
+    if left_out or dropped:
+        print(f"train/dpo.py: exit 1: {left_out} pair(s) left out (media that do not decode), {len(dropped)} "
+              f"dropped over max_length", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -226,9 +250,3 @@ if __name__ == "__main__":
     from ifpo.cli import run_command
 
     sys.exit(run_command("train/dpo.py", main, sys.argv[1:]))
-    # docs/exit-codes.md: trained, but pairs were left out (named above and in run_manifest.json): exit 1.
-    left_out = sum(len(s.left_out) for s in {id(s): s for s in (pairs, eval_pairs) if s is not None}.values())
-    if left_out or dropped:
-        print(f"train/dpo.py: exit 1: {left_out} pair(s) left out (media that do not decode), {len(dropped)} "
-              f"dropped over max_length", file=sys.stderr)
-        return 1

@@ -114,6 +114,18 @@ def main(argv: list[str]) -> int:
         empty=cfg.empty_completions, rollouts_path=out / "rollouts.jsonl", rollouts_every=cfg.rollouts_every,
         rollouts_per_step=cfg.rollouts_per_step, is_main_process=PartialState().is_main_process,
     )
+    rollouts = None
+    if cfg.rollout_backend == "vllm_server":
+        from ifpo.train.vllm_rollouts import RolloutServerError, VllmServerRollouts
+
+        rollouts = VllmServerRollouts(cfg.vllm_url, cfg.vllm_adapter_dir or out / "vllm_adapters",
+                                      sync_steps=cfg.vllm_sync_steps, api_key_env=cfg.vllm_api_key_env,
+                                      timeout_s=cfg.vllm_timeout_s, reconnect_s=cfg.vllm_reconnect_s)
+        try:
+            logger.info("rollouts: vLLM server %s serving %s", cfg.vllm_url, rollouts.wait_ready())
+        except RolloutServerError as exc:
+            print(f"train/grpo.py: error: {exc}", file=sys.stderr)
+            return 2
     timer = cb.StepTimerCallback()
     callbacks = [cb.JsonlLogCallback(out / "log_history.jsonl"), timer]
     if cfg.interrupt_after_steps:
@@ -130,8 +142,22 @@ def main(argv: list[str]) -> int:
         media_root=media_root,
         shared_prompt=cfg.shared_prompt,
         media_guard=cfg.media_guard,
+        rollouts=rollouts,
     )
     cb.concise_console(trainer, cb.GRPO_CONSOLE_KEYS)  # a short console line per step; everything in log_history.jsonl
+    from ifpo.train.distributed import DistributedSetupError, adapter_check_callback
+    from ifpo.train.distributed import prepare as prepare_distributed
+
+    try:
+        # What the launch really runs (recorded in the manifest); settings that would lose the adapter or fall
+        # back to DDP without a word are refused; sharded weights get media-aligned vision passes.
+        distributed = prepare_distributed(trainer, use_lora=cfg.use_lora)
+    except DistributedSetupError as exc:
+        print(f"train/grpo.py: error: {exc}", file=sys.stderr)
+        return 2
+    adapter_check = adapter_check_callback(cfg.use_lora)
+    if adapter_check is not None:
+        trainer.add_callback(adapter_check)  # every checkpoint's adapter must hold tensors
     # ifpo's own keys (LoRA, pairs, media budgets, eval hook) beside TrainingArguments in every tracker's config.
     cb.RecipeConfigCallback(dataclasses.asdict(cfg)).attach(trainer)
     if cfg.eval_hook is not None:
@@ -161,6 +187,10 @@ def main(argv: list[str]) -> int:
     if not interrupted:
         trainer.save_model(str(out))
     if trainer.accelerator.is_main_process:
+        if cfg.use_lora and not interrupted:
+            from ifpo.train.distributed import check_saved_adapter
+
+            check_saved_adapter(out)  # an empty or missing adapter is an error, whatever the backend
         from ifpo.train.manifest import git_state, package_versions
         from ifpo.train.recipe import dump_resolved
 
@@ -178,6 +208,7 @@ def main(argv: list[str]) -> int:
             "python": platform.python_version(),
             "platform": platform.platform(),
             "world_size": trainer.accelerator.num_processes,
+            "distributed": distributed,  # the backend really run (train/distributed.py, describe)
             "data": {"items": cfg.items, "media_root": str(media_root), "fingerprint": fingerprint,
                      "n_items": len(items), "by_media": kinds},
             "rewards": cfg.rewards,
@@ -185,6 +216,7 @@ def main(argv: list[str]) -> int:
             "empty_completions": cfg.empty_completions,
             "judge": cfg.judge,
             "interrupted": interrupted,
+            "left_out_undecodable_media": left_out,
             "metrics": metrics,
             "elapsed_s": round(time.time() - started, 1),
         }
@@ -199,6 +231,10 @@ def main(argv: list[str]) -> int:
         # Loud at the end: rewards of failed judge calls followed the recipe's unjudged policy.
         print(f"train/grpo.py: {judge.stats.summary()}", file=sys.stderr)
     logger.info("done in %.0fs; outputs in %s", time.time() - started, out)
+    if left_out:
+        # docs/exit-codes.md: trained, but items were left out (named above and in run_manifest.json).
+        print(f"train/grpo.py: exit 1: {len(left_out)} item(s) left out: media that do not decode", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -207,8 +243,3 @@ if __name__ == "__main__":
     from ifpo.cli import run_command
 
     sys.exit(run_command("train/grpo.py", main, sys.argv[1:]))
-            "left_out_undecodable_media": left_out,
-    if left_out:
-        # docs/exit-codes.md: trained, but items were left out (named above and in run_manifest.json).
-        print(f"train/grpo.py: exit 1: {len(left_out)} item(s) left out: media that do not decode", file=sys.stderr)
-        return 1

@@ -39,7 +39,8 @@ def git_state(repo: Path = REPO_ROOT) -> dict[str, Any]:
     return {"commit": commit, "dirty": None if dirty is None else bool(dirty)}
 
 
-def run_manifest(*, recipe, pairs, dropped, lengths, ref_cache, metrics, world_size, interrupted, elapsed) -> dict:
+def run_manifest(*, recipe, pairs, dropped, lengths, ref_cache, metrics, world_size, interrupted, elapsed,
+                 distributed: dict | None = None) -> dict:
     """Everything needed to tell two runs apart or reproduce one."""
     return {
         "entry": "train/dpo.py",
@@ -50,6 +51,9 @@ def run_manifest(*, recipe, pairs, dropped, lengths, ref_cache, metrics, world_s
         "python": platform.python_version(),
         "platform": platform.platform(),
         "world_size": world_size,
+        # The backend the accelerator really ran (DDP, FSDP, DeepSpeed stage, offload): a launch config that fell
+        # back to DDP shows here (train/distributed.py, describe).
+        "distributed": distributed,
         "data": {
             "source": pairs.source,
             "fingerprint": pairs.fingerprint,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,32 @@ def torch_dtype(name: str, *, bf16: bool, fp16: bool) -> torch.dtype:
     return _DTYPES[name]
 
 
+@contextmanager
+def without_zero3_init():
+    """Build a model to be written to disk without DeepSpeed's ``zero.Init``.
+
+    Under a ZeRO-3 launch with ``zero3_init_flag`` transformers builds every model partitioned across ranks,
+    which is a collective: rank 0 building alone inside ``main_process_first`` while the others wait at its
+    barrier deadlocks. A model built only to be saved needs no partitioning; the training model is loaded
+    afterwards by every rank together, partitioned as the config asks.
+    """
+    try:
+        from transformers.integrations import deepspeed as hf_deepspeed
+    except ImportError:  # pragma: no cover - transformers always has it; nothing to switch off otherwise
+        yield
+        return
+    ref = getattr(hf_deepspeed, "_hf_deepspeed_config_weak_ref", None)
+    config = ref() if ref is not None else None
+    if config is None:
+        yield
+        return
+    hf_deepspeed.unset_hf_deepspeed_config()
+    try:
+        yield
+    finally:
+        hf_deepspeed.set_hf_deepspeed_config(config)
+
+
 def tiny_model_dir(output_dir: str | Path, seed: int) -> Path:
     """Build (or reuse) the tiny Qwen3-VL under ``output_dir/tiny-model``; return its directory."""
     from accelerate import PartialState
@@ -54,7 +81,8 @@ def tiny_model_dir(output_dir: str | Path, seed: int) -> Path:
     with PartialState().main_process_first():
         if (out / MANIFEST_NAME).is_file() and read_manifest(out).get("seed") == seed:
             return out
-        build_tiny_model(out, seed=seed, overwrite=True)
+        with without_zero3_init():
+            build_tiny_model(out, seed=seed, overwrite=True)
     return out
 
 
@@ -112,7 +140,7 @@ def load_processor_and_model(recipe, args) -> tuple[Any, Any]:
         from accelerate import PartialState
         from ifpo.train.tiny_model import learnable_default, pixel_reading_default
 
-        with PartialState().main_process_first():
+        with PartialState().main_process_first(), without_zero3_init():
             source = str(learnable_default() if source == "tiny-world" else pixel_reading_default())
     if source == "tiny" or source.startswith("random:"):
         tiny = tiny_model_dir(args.output_dir, recipe.tiny_seed)
