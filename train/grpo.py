@@ -114,6 +114,18 @@ def main(argv: list[str]) -> int:
         empty=cfg.empty_completions, rollouts_path=out / "rollouts.jsonl", rollouts_every=cfg.rollouts_every,
         rollouts_per_step=cfg.rollouts_per_step, is_main_process=PartialState().is_main_process,
     )
+    rollouts = None
+    if cfg.rollout_backend == "vllm_server":
+        from ifpo.train.vllm_rollouts import RolloutServerError, VllmServerRollouts
+
+        rollouts = VllmServerRollouts(cfg.vllm_url, cfg.vllm_adapter_dir or out / "vllm_adapters",
+                                      sync_steps=cfg.vllm_sync_steps, api_key_env=cfg.vllm_api_key_env,
+                                      timeout_s=cfg.vllm_timeout_s, reconnect_s=cfg.vllm_reconnect_s)
+        try:
+            logger.info("rollouts: vLLM server %s serving %s", cfg.vllm_url, rollouts.wait_ready())
+        except RolloutServerError as exc:
+            print(f"train/grpo.py: error: {exc}", file=sys.stderr)
+            return 2
     timer = cb.StepTimerCallback()
     callbacks = [cb.JsonlLogCallback(out / "log_history.jsonl"), timer]
     if cfg.interrupt_after_steps:
@@ -130,6 +142,7 @@ def main(argv: list[str]) -> int:
         media_root=media_root,
         shared_prompt=cfg.shared_prompt,
         media_guard=cfg.media_guard,
+        rollouts=rollouts,
     )
     cb.concise_console(trainer, cb.GRPO_CONSOLE_KEYS)  # a short console line per step; everything in log_history.jsonl
     from ifpo.train.distributed import DistributedSetupError, adapter_check_callback
@@ -203,6 +216,7 @@ def main(argv: list[str]) -> int:
             "empty_completions": cfg.empty_completions,
             "judge": cfg.judge,
             "interrupted": interrupted,
+            "left_out_undecodable_media": left_out,
             "metrics": metrics,
             "elapsed_s": round(time.time() - started, 1),
         }
@@ -217,6 +231,10 @@ def main(argv: list[str]) -> int:
         # Loud at the end: rewards of failed judge calls followed the recipe's unjudged policy.
         print(f"train/grpo.py: {judge.stats.summary()}", file=sys.stderr)
     logger.info("done in %.0fs; outputs in %s", time.time() - started, out)
+    if left_out:
+        # docs/exit-codes.md: trained, but items were left out (named above and in run_manifest.json).
+        print(f"train/grpo.py: exit 1: {len(left_out)} item(s) left out: media that do not decode", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -225,8 +243,3 @@ if __name__ == "__main__":
     from ifpo.cli import run_command
 
     sys.exit(run_command("train/grpo.py", main, sys.argv[1:]))
-            "left_out_undecodable_media": left_out,
-    if left_out:
-        # docs/exit-codes.md: trained, but items were left out (named above and in run_manifest.json).
-        print(f"train/grpo.py: exit 1: {len(left_out)} item(s) left out: media that do not decode", file=sys.stderr)
-        return 1

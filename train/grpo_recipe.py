@@ -34,6 +34,7 @@ from ifpo.train.recipe import (
 )
 from ifpo.train.rewards import DIMENSIONS, EMPTY_POLICIES, REWARD_MODES, UNJUDGED_POLICIES, RewardSpec
 from ifpo.train.vision import MediaBudget
+from ifpo.train.vllm_rollouts import ROLLOUT_BACKENDS
 
 SCRIPT = "train/grpo.py"
 GRPO_TRL_DEFAULTS: dict[str, Any] = {**TRL_DEFAULTS, "output_dir": "runs/grpo"}
@@ -144,6 +145,29 @@ class GRPORecipe:
         metadata={"help": "refuse, naming the item, a prompt whose image/video placeholders and media tensors disagree "
                   "or whose media vanished (before generation and every forward)"},
     )
+    # rollouts: transformers generate in the training process, or a vLLM server (docs/vllm.md)
+    rollout_backend: str = field(
+        default="transformers",
+        metadata={"help": f"where rollouts are generated: {', '.join(ROLLOUT_BACKENDS)} (a vLLM OpenAI-compatible "
+                  "server in its own environment, the policy's LoRA adapter loaded into it at each sync; "
+                  "use_vllm: true selects it)"},
+    )
+    vllm_url: str = field(default="http://127.0.0.1:8000/v1", metadata={"help": "the vLLM server's /v1 base URL"})
+    vllm_sync_steps: int = field(
+        default=1, metadata={"help": "load the policy's current adapter into the server every N optimizer steps "
+                             "(rollouts are then up to N-1 steps stale; rollout/staleness_steps logs it)"},
+    )
+    vllm_adapter_dir: str | None = field(
+        default=None, metadata={"help": "folder the synced adapters are written to, readable by the server "
+                                "(default OUTPUT_DIR/vllm_adapters)"},
+    )
+    vllm_api_key_env: str | None = field(
+        default=None, metadata={"help": "NAME of the env variable holding the server's --api-key, if it has one"},
+    )
+    vllm_timeout_s: float = field(default=600.0, metadata={"help": "seconds one rollout request may take"})
+    vllm_reconnect_s: float = field(
+        default=600.0, metadata={"help": "seconds to wait for a server that went away (restart) before failing"},
+    )
     # resume
     resume: bool = _dpo_field("resume")
     overwrite: bool = _dpo_field("overwrite")
@@ -194,6 +218,30 @@ class GRPORecipe:
             raise ValueError(f"interrupt_after_steps must be positive; got {self.interrupt_after_steps}")
         self.media_budget()  # validates the budgets by name
         self.eval_hook = check_eval_hook(self.eval_hook)
+        self._check_rollouts()
+
+    def _check_rollouts(self) -> None:
+        if self.rollout_backend not in ROLLOUT_BACKENDS:
+            raise ValueError(f"rollout_backend must be one of {list(ROLLOUT_BACKENDS)}; got {self.rollout_backend!r}")
+        if self.vllm_sync_steps <= 0 or self.vllm_timeout_s <= 0 or self.vllm_reconnect_s < 0:
+            raise ValueError("vllm_sync_steps and vllm_timeout_s must be positive and vllm_reconnect_s >= 0")
+        if self.rollout_backend != "vllm_server":
+            return
+        from ifpo.verifiers.http import base_url_problem
+
+        problem = base_url_problem(self.vllm_url)
+        if problem:
+            raise ValueError(f"vllm_url: {problem}")
+        # What reaches the server is a LoRA adapter of the language model: vLLM loads no full weights at
+        # runtime, no modules_to_save copies and no vision-tower LoRA (vllm/lora/peft_helper.py).
+        if not self.use_lora:
+            raise ValueError("rollout_backend: vllm_server needs use_lora: true (the server gets the policy as a "
+                             "LoRA adapter; full fine-tuning would need the whole model reloaded at each sync)")
+        if self.lora_modules_to_save:
+            raise ValueError(f"rollout_backend: vllm_server cannot serve lora_modules_to_save "
+                             f"{self.lora_modules_to_save} (vLLM loads LoRA matrices only): set lora_modules_to_save: []")
+        if self.lora_vision:
+            raise ValueError("rollout_backend: vllm_server serves LoRA on the language model only: set lora_vision: false")
 
     def media_budget(self) -> MediaBudget:
         """The image/video budgets as the vision loaders take them."""
@@ -239,11 +287,20 @@ def parse_grpo_recipe(argv: list[str]) -> Recipe:
     weights = trl_values.get("reward_weights")
     if weights is not None and len(weights) != len(recipe.rewards):
         raise RecipeError(f"reward_weights {weights} needs one weight per entry of rewards ({recipe.rewards})")
-    if trl_values.get("use_vllm") and set(recipe.item_media) != {"text"}:
-        # TRL's vLLM path takes images only, and ifpo's video/image prompt processing lives in the
-        # transformers generate path; mixing them would send prompts with vision tokens but no pixels.
-        raise RecipeError("use_vllm: true supports text items only in ifpo's GRPO so far: set item_media: [text], "
-                          "or use_vllm: false (transformers generate) for image and video items")
+    if trl_values.get("use_vllm"):
+        # TRL's in-process vLLM cannot be installed beside ifpo (no vLLM release accepts its transformers), and
+        # its weight sync and media handling do not cover ifpo's video prompts: use_vllm selects ifpo's vLLM
+        # server rollouts instead (docs/vllm.md), and TRL itself generates nothing.
+        if ifpo_values.get("rollout_backend", "vllm_server") != "vllm_server":
+            raise RecipeError(f"use_vllm: true contradicts rollout_backend: {recipe.rollout_backend}")
+        if trl_values.get("vllm_mode", "server") != "server":
+            raise RecipeError("vllm_mode: colocate is not available in ifpo: vLLM runs as a server in its own "
+                              "environment (docs/vllm.md); drop vllm_mode")
+        try:
+            recipe = dataclasses.replace(recipe, rollout_backend="vllm_server")
+        except ValueError as exc:
+            raise RecipeError(str(exc)) from exc
+        trl_values["use_vllm"] = False
     _check_trackers(trl_values.get("report_to"))
     try:
         args = GRPOConfig(**trl_values)

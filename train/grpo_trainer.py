@@ -187,8 +187,11 @@ class IfpoGRPOTrainer(GRPOTrainer):
     """``trl.GRPOTrainer`` whose prompts may carry images and videos (``image_paths``/``video_paths``)."""
 
     def __init__(self, *args, budget: MediaBudget | None = None, media_root: str | Path | None = None,
-                 shared_prompt: bool = True, media_guard: bool = True, **kwargs):
+                 shared_prompt: bool = True, media_guard: bool = True, rollouts=None, **kwargs):
         super().__init__(*args, **kwargs)
+        # A train.vllm_rollouts.VllmServerRollouts: rollouts come from a vLLM server (None: transformers generate).
+        self.rollouts = rollouts
+        self._rollout_inputs: list[dict[str, Any]] | None = None  # the batch being generated, for the server
         self.media_guard = media_guard
         self.shared_prompt = False
         if shared_prompt:
@@ -283,6 +286,21 @@ class IfpoGRPOTrainer(GRPOTrainer):
     # -- TRL hooks -------------------------------------------------------------------------------
 
     def _generate_and_score_completions(self, inputs):
+        self._rollout_inputs = inputs
+        try:
+            return self._generate_and_score_media(inputs)
+        finally:
+            self._rollout_inputs = None
+
+    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+        if self.rollouts is None or self._rollout_inputs is None:
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                 has_tool_images)
+        from ifpo.train.vllm_rollouts import trainer_rollouts
+
+        return trainer_rollouts(self, prompt_ids)
+
+    def _generate_and_score_media(self, inputs):
         rows = self._media_rows(inputs)
         if rows is None:
             return super()._generate_and_score_completions(inputs)
