@@ -188,6 +188,13 @@ class IfpoGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args, budget: MediaBudget | None = None, media_root: str | Path | None = None,
                  shared_prompt: bool = True, media_guard: bool = True, rollouts=None, **kwargs):
+        training_args = kwargs.get("args")
+        if training_args is not None and getattr(training_args, "remove_unused_columns", False):
+            # TRL's public switch (GRPOConfig's default) instead of overriding its private
+            # _set_signature_columns_if_needed: rows must keep IFPO_COLUMNS, and build_prompt_dataset
+            # makes no column the trainer should drop.
+            logger.info("remove_unused_columns: false (ifpo's prompt rows carry %s)", ", ".join(IFPO_COLUMNS))
+            training_args.remove_unused_columns = False
         super().__init__(*args, **kwargs)
         # A train.vllm_rollouts.VllmServerRollouts: rollouts come from a vLLM server (None: transformers generate).
         self.rollouts = rollouts
@@ -219,10 +226,6 @@ class IfpoGRPOTrainer(GRPOTrainer):
             suppressed = sorted({*(self.generation_config.suppress_tokens or []), *self._pad_ids.values()})
             self.generation_config.suppress_tokens = suppressed
             self.generation_kwargs["suppress_tokens"] = suppressed
-
-    def _set_signature_columns_if_needed(self):
-        super()._set_signature_columns_if_needed()
-        self._signature_columns = list(dict.fromkeys([*self._signature_columns, *IFPO_COLUMNS]))
 
     # -- media -----------------------------------------------------------------------------------
 
