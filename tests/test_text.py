@@ -708,6 +708,19 @@ def test_the_tokenizers_refuse_a_text_over_the_size_bound():
             tokenizer(over)
 
 
+def test_split_sentences_refuses_a_line_over_the_line_bound():
+    from ifpo.verifiers.text import MAX_SENTENCE_LINE_CHARS, TextTooLong
+
+    line = ("It rains. " * MAX_SENTENCE_LINE_CHARS)[:MAX_SENTENCE_LINE_CHARS - 1] + "."
+    assert len(split_sentences(line + "\n" + line)) == 2 * (MAX_SENTENCE_LINE_CHARS // 10)  # at the bound: read
+    over = f"  {line}x  "  # (the bound is on the stripped line)
+    for tokenizer in (split_sentences, count_sentences):
+        with pytest.raises(TextTooLong, match=f"a line of {MAX_SENTENCE_LINE_CHARS + 1:,} characters, over the "
+                                              f"{MAX_SENTENCE_LINE_CHARS:,} that sentence checks read in one line"):
+            tokenizer("Short line.\n" + over)
+    assert len(punkt_sentences(over)) == MAX_SENTENCE_LINE_CHARS // 10  # Punkt is not bound by lines
+
+
 def test_a_check_over_the_size_bound_is_unjudged_with_the_reason():
     """The size policy (docs/text.md): a sentence or word check of a response over the bound is
     unjudged, with the reason; a check that needs no tokenizer still decides."""
@@ -722,8 +735,8 @@ def test_a_check_over_the_size_bound_is_unjudged_with_the_reason():
     for mode in ("strict", "loose"):
         verdicts = {v.constraint_id: v for v in ChecklistEvaluator(task_gate=False, mode=mode).evaluate(item, long).verdicts}
         assert verdicts["c1"].passed is None, verdicts["c1"]
-        assert "over the 32,000 that sentence and word checks read" in verdicts["c1"].reason
-        assert "docs/text.md" in verdicts["c1"].reason
+        assert verdicts["c1"].reason == (f"not judged: the response has {len(long):,} characters, over the 32,000 "
+                                         "that sentence and word checks read (docs/text.md, size policy)")
         assert verdicts["c2"].passed is False  # no tokenizer: judged at any size
     short = {**item, "constraints": item["constraints"][:1]}
     assert ChecklistEvaluator(task_gate=False).evaluate(short, "It rains. It pours.").verdicts[0].passed is True

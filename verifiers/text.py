@@ -298,6 +298,11 @@ def split_paragraphs(text: str) -> list[str]:
 #: 32,000 characters (about 8,000 English tokens) is 4x the longest of IFBench's shipped responses;
 #: ``bench/text_speed.py`` prints what a response at the bound costs.
 MAX_TOKENIZED_CHARS = 32_000
+#: The longest line :func:`split_sentences` gives pysbd, whose cost grows with the square of a line's
+#: length (up to 1.7 s for 8,000 characters of list markers, 0.05 s of prose; 6 s at 16,000): a longer
+#: line makes the check unjudged, as a text over :data:`MAX_TOKENIZED_CHARS` does. 8,000 characters
+#: is about 1,800 tokens written without a line break.
+MAX_SENTENCE_LINE_CHARS = 8_000
 
 
 class TextTooLong(ValueError):
@@ -326,8 +331,14 @@ def _segmenter() -> Any:
 
 @lru_cache(maxsize=_CACHED_TEXTS)
 def _sbd_sentences(text: str) -> tuple[str, ...]:
+    lines = [line.strip() for line in _bounded(text).splitlines() if line.strip()]
+    longest = max(map(len, lines), default=0)
+    if longest > MAX_SENTENCE_LINE_CHARS:
+        raise TextTooLong(
+            f"the response has a line of {longest:,} characters, over the {MAX_SENTENCE_LINE_CHARS:,} that "
+            f"sentence checks read in one line (docs/text.md, size policy)")
     segment = _segmenter().segment
-    pieces = (s.strip() for line in _bounded(text).splitlines() if line.strip() for s in segment(line.strip()))
+    pieces = (s.strip() for line in lines for s in segment(line))
     return tuple(s for s in pieces if any(map(str.isalnum, s)))
 
 
@@ -338,7 +349,7 @@ def split_sentences(text: str) -> list[str]:
     one sentence each) by pysbd's English segmenter, so "a.m.", "U.S.", "Fig. 3", a quoted "Stop!"
     inside a sentence, decimals and "..." do not end a sentence, and CJK ``。！？`` do. Pieces
     without a letter or digit (a stray "!" or "...") are not sentences. Raises :class:`TextTooLong`
-    over :data:`MAX_TOKENIZED_CHARS`.
+    over :data:`MAX_TOKENIZED_CHARS`, or on a line over :data:`MAX_SENTENCE_LINE_CHARS`.
 
     >>> split_sentences('We met at 9 a.m. in the U.S. office. See Fig. 3.\\n- a list item')
     ['We met at 9 a.m. in the U.S. office.', 'See Fig. 3.', '- a list item']
