@@ -5,6 +5,9 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 # shellcheck source=setup.sh
 . scripts/setup.sh
+# System packages the tests use: headless Chromium for the dashboard tests (tests/test_compare.py). Installed
+# here, never from inside a test; where it cannot be installed (no root, no apt) those tests skip, saying so.
+bash scripts/install_chromium.sh || echo "[test] chromium not installed (see above); the browser tests will skip"
 # Offline by construction: nothing in the tests may reach a hub.
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 WANDB_MODE=offline TOKENIZERS_PARALLELISM=false
 echo "[test] ruff"

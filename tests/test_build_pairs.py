@@ -77,7 +77,11 @@ def test_report_counts_add_up(built):
     assert Counter(p["meta"]["corrupted_type"] for p in corrupted) == Counter(report["corrupted_by_type"])
     assert report["by_kind"]["misaligned"] >= 5 * 5  # five styles on at least five system items
     manifest = json.loads((out / "manifest.json").read_text())
-    assert (out / Path(manifest["media_root"]) / pairs[0]["videos"][0]).is_file() if pairs[0]["videos"] else True
+    # Every media path of every pair resolves under the manifest's media root (the sample has both kinds).
+    media = [(kind, rel) for p in pairs for kind in ("images", "videos") for rel in p[kind]]
+    assert {kind for kind, _ in media} == {"images", "videos"}
+    missing = sorted({rel for _, rel in media if not (out / Path(manifest["media_root"]) / rel).is_file()})
+    assert not missing, missing
     from datasets import load_from_disk
 
     ds = load_from_disk(str(out / "dataset"))
