@@ -10,11 +10,13 @@ cd "$repo"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 WANDB_MODE=offline TOKENIZERS_PARALLELISM=false
 out="${IFPO_OUT:-runs/main}"
 mkdir -p "$out"
-heldout=sample/world/heldout.jsonl
 
-echo "== 1/6 validate the bundled samples: the 77-item benchmark sample and the synthetic world's held-out split"
+echo "== 1/6 validate the bundled sample (77 items) and draw a fresh held-out split of the synthetic world (160 items)"
 ifpo validate sample/items.jsonl > "$out/validate_sample.txt"   # no pipe: pipefail would stop on head's SIGPIPE
 head -n 1 "$out/validate_sample.txt"
+# seed 1: scenes disjoint from the train split's by construction (world.py scene_split), never used to tune
+heldout="$out/heldout/heldout.jsonl"
+[ -f "$heldout" ] || ifpo sample --world --split heldout --n 160 --seed 1 --out "$out/heldout" > /dev/null
 ifpo validate "$heldout"
 
 echo "== 2/6 the learnable default (shipped): a tiny Qwen3-VL warm-started on the world's train split, drawn again here"
@@ -24,13 +26,9 @@ model="$(ifpo tiny-model --learnable --world "$world")"
 echo "== 3/6 build verified preference pairs on 64 train items, the learnable default as the policy"
 mkdir -p "$out/train"
 head -n 64 "$world/train.jsonl" > "$out/train/items.jsonl"   # media stay in the world folder (--root)
-kinds='[corrupted, stripped]'
-if python -c "import sys; from ifpo.data_builders.build import KINDS; sys.exit('on_policy' not in KINDS)"; then
-  kinds='[corrupted, stripped, on_policy]'
-fi
 cat > "$out/build.yaml" <<YAML
 # stripped negatives: the policy's answer to the bare task; on_policy: 4 samples ranked by the verifiers
-kinds: $kinds
+kinds: [corrupted, stripped, on_policy]
 corruptions_per_item: 1
 policy:
   backend: transformers
@@ -43,27 +41,14 @@ YAML
 rm -rf "$out/pairs"
 ifpo build-pairs --items "$out/train/items.jsonl" --root "$world" --out "$out/pairs" --config "$out/build.yaml" --no-progress
 
-echo "== 4/6 DPO with LoRA on the learnable default; the held-out split is scored at step 0 and every 10 steps"
+echo "== 4/6 DPO with LoRA on the learnable default; the held-out split is scored before and after training"
 rm -rf "$out/dpo"
 python train/dpo.py recipes/tiny_world.yaml --model_name_or_path "$model" --pairs "$out/pairs" --output_dir "$out/dpo" \
-  --save_strategy no
+  --save_strategy no --eval_hook.items "$heldout" --eval_hook.every_steps 0
 
 echo "== 5/6 compare the checkpoints"
 ifpo compare "$out/dpo" --out "$out/dashboard.html" --csv "$out/checkpoints.csv" --json "$out/comparison.json" >/dev/null
 
-echo "== 6/6 before / after on the held-out split ($heldout)"
-python - "$out/dpo/eval" <<'PY'
-import json, pathlib, sys
-rows = []
-for d in pathlib.Path(sys.argv[1]).glob("checkpoint-*"):
-    r = json.loads((d / "report.json").read_text())
-    rows.append((int(d.name.split("-")[1]), r))
-rows.sort()
-keys = ["ipr", "cpr_micro", "cpr_macro"]
-print(f"{'step':>6}  " + "  ".join(f"{k:>9}" for k in keys))
-for step, r in rows:
-    print(f"{step:>6}  " + "  ".join(f"{100 * r[k]:9.1f}" for k in keys))
-first, last = rows[0][1], rows[-1][1]
-print("before -> after: " + ", ".join(f"{k} {100 * first[k]:.1f} -> {100 * last[k]:.1f}" for k in keys))
-PY
+echo "== 6/6 before / after on the held-out split ($heldout): each change with its paired 95% interval"
+python bench/before_after.py "$heldout" "$out/dpo/eval"
 echo "main job done; outputs in $out; dashboard: $(cd "$out" && pwd)/dashboard.html"

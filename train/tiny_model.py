@@ -723,9 +723,9 @@ def learnable_default(cache_root: str | Path | None = None, *, rebuild: bool = F
     The shipped build (``train/models/tiny-world``) unless ``rebuild`` is true or the build settings have no
     shipped build; then it is built (the world's train split, then SFT on partly obedient responses; about 12
     minutes on 2 CPU cores) into ``CACHE/<key>/model`` and reused afterwards; ``key`` hashes every build
-    setting. A built model keeps the world's train split it was warm-started on beside it
-    (``CACHE/<key>/world``); for the shipped one, :func:`learnable_world` writes the same split. Concurrent
-    builders each write a private folder and the first rename wins.
+    setting (the world's train split it was warm-started on stays beside it, ``CACHE/<key>/world``;
+    :func:`learnable_world` draws the same split for any build). Concurrent builders each write a private
+    folder and the first rename wins.
     """
     import os
     import shutil
@@ -784,15 +784,11 @@ def pixel_reading_default(cache_root: str | Path | None = None, *, rebuild: bool
 
 
 def learnable_world(model: str | Path, out: str | Path) -> Path:
-    """The world train split ``model`` (a learnable build) was warm-started on, as ``train.jsonl`` + media.
+    """The world train split ``model`` (a learnable build) was warm-started on, as ``out/train.jsonl`` + media.
 
-    A cache build keeps it beside the model (returned as is); otherwise it is drawn again from the seed and
-    size in the model's manifest into ``out`` (about 30 s for 1200 items; reused when ``out`` holds it). The
-    draw is deterministic: the items are identical, the media's decoded pixels too (mp4 bytes are not)."""
-    model = Path(model)
-    beside = model.parent / "world" / "train.jsonl"
-    if beside.is_file():
-        return beside
+    Drawn again from the seed and size in the model's manifest (about 30 s for 1200 items; reused when ``out``
+    already holds that draw). The draw is deterministic: the same items, and media with the same decoded
+    pixels (mp4 bytes are not reproducible)."""
     build = read_manifest(model).get("build")
     if not build:
         raise ValueError(f"{model}: not a learnable build (its {MANIFEST_NAME} records no world)")
