@@ -3,6 +3,7 @@
     ifpo export PAIRS_DIR --to hf --out DIR [--push-to-hub USER/NAME [--private]]
     ifpo export PAIRS_DIR --to llamafactory --out DIR [--media copy|absolute] [--recipe RECIPE.yaml]
     ifpo export PAIRS_DIR --to ms-swift --out DIR [--media copy|absolute] [--recipe RECIPE.yaml]
+    ifpo export ITEMS.jsonl --to verl --out DIR [--media copy|absolute] [--recipe RECIPE.yaml] [--split train]
 
 ``PAIRS_DIR`` is an ``ifpo build-pairs`` output (``pairs.jsonl`` + ``manifest.json``, whose
 ``media_root`` the media paths are relative to). Every layout keeps ``meta`` as columns
@@ -32,6 +33,8 @@ working directory); ``--media absolute`` points at the originals by absolute pat
 The budget comes from ``--recipe`` (a DPO/GRPO recipe: its media keys) or ifpo's defaults. Keys a
 tool cannot express (LLaMA-Factory has no total-pixel cap, minimum frame count or side cap) are listed
 under ``not_expressible`` so the difference is visible, not silent.
+
+``verl`` exports items (RL prompts, not pairs) as verl's RL parquet: ``data_builders/rl_export.py``.
 """
 
 from __future__ import annotations
@@ -471,15 +474,29 @@ def push(dataset, out: Path, repo: str, *, private: bool = False) -> None:
 
 def cli_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ifpo export", description=__doc__.splitlines()[0])
-    parser.add_argument("pairs_dir", help="an `ifpo build-pairs` output folder (pairs.jsonl + manifest.json)")
-    parser.add_argument("--to", required=True, help="hf | llamafactory | ms-swift")
+    parser.add_argument("pairs_dir", help="an `ifpo build-pairs` output folder (pairs.jsonl + manifest.json); "
+                        "with --to verl an items JSONL")
+    parser.add_argument("--to", required=True, help="hf | llamafactory | ms-swift (pairs) | verl (items: RL prompts)")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--media", default="copy", help="copy (into OUT/media, default) or absolute (original paths)")
     parser.add_argument("--recipe", help="recipe YAML whose media keys give the budget (default: ifpo's defaults)")
     parser.add_argument("--name", default="ifpo_pairs", help="dataset name (LLaMA-Factory's dataset key, the card title)")
     parser.add_argument("--push-to-hub", dest="push_to_hub", metavar="REPO", help="also push the hf export to REPO")
     parser.add_argument("--private", action="store_true", help="with --push-to-hub: a private dataset repo")
+    parser.add_argument("--split", default="train", help="verl: the parquet file's name (train, test, ...)")
     args = parser.parse_args(argv)
+    if args.to == "verl":
+        # RL prompts, not pairs: the positional argument is an items file (data_builders/rl_export.py)
+        from ifpo.data_builders.rl_export import export_verl
+
+        try:
+            summary = export_verl(args.pairs_dir, args.out, media=args.media, recipe=args.recipe, split=args.split)
+        except ExportError as exc:
+            print(f"ifpo export: error: {exc}", file=sys.stderr)
+            return 2
+        print(f"exported {summary['items']} items as verl RL data to {summary['out']}: {', '.join(summary['files'])}")
+        print("verl overrides: " + " ".join(summary["overrides"]))
+        return 0
     try:
         summary = export(args.pairs_dir, args.to, args.out, media=args.media, recipe=args.recipe, name=args.name,
                          push_to_hub=args.push_to_hub, private=args.private)

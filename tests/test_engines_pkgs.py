@@ -13,7 +13,10 @@ VERL = (
      "ray>=2.41.0", "omegaconf", "hydra-core", "codetiming", "pylatexenc", "qwen-vl-utils>=0.0.11", "filelock"),
     ("verl==0.9.1",),
 )
-# OpenRLHF 0.11.2: openrlhf/utils/agent.py (the remote reward client) imports aiohttp and openrlhf's logging only.
-OPENRLHF = (("aiohttp",), ("openrlhf==0.11.2",))
-# ms-swift 4.6.0: swift/rewards/orm.py imports swift.infer_engine (InferRequest) at its top.
-SWIFT = ((), ("ms-swift==4.6.0",))
+# OpenRLHF 0.11.2: openrlhf/utils/agent.py (the executor and its remote reward client) imports aiohttp; the
+# package's __init__ (openrlhf/utils/utils.py, math_utils.py) torch, transformers, sympy and pylatexenc.
+OPENRLHF = (("torch==2.14.1", "transformers==5.15.0", "aiohttp", "sympy", "pylatexenc"), ("openrlhf==0.11.2",))
+# ms-swift 4.6.0: swift/rewards/orm.py imports swift.infer_engine; swift.utils imports torch, transformers,
+# modelscope and json_repair at its top; pins from ms-swift's METADATA.
+SWIFT = (("torch==2.14.1", "transformers>=4.33,<5.20", "modelscope>=1.23", "json-repair", "accelerate",
+          "peft>=0.11,<0.21", "trl>=0.15,<1.0"), ("ms-swift==4.6.0",))
