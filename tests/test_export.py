@@ -106,6 +106,7 @@ def test_llamafactory_layout_matches_its_documented_format(pairs_dir, tmp_path, 
     assert bool(copied) == (media == "copy")
     args = yaml.safe_load((out / "llamafactory_args.yaml").read_text())
     assert args["video_fps"] == 2.0 and args["video_maxlen"] == 16 and args["image_max_pixels"] == 16384
+    assert args["template"] == "qwen3_vl_nothink"  # qwen3_vl would put an empty think block before each answer
 
 
 def test_swift_layout_matches_its_documented_format(pairs_dir, tmp_path):
@@ -120,7 +121,8 @@ def test_swift_layout_matches_its_documented_format(pairs_dir, tmp_path):
         assert r["kind"] == s["meta"]["kind"]
     env = dict(line.removeprefix("export ").split("=") for line in (out / "swift_env.sh").read_text().splitlines()
                if line.startswith("export "))
-    assert env["FPS"] == "2.0" and env["FPS_MAX_FRAMES"] == "16" and env["MAX_PIXELS"] == "16384"
+    assert env["FPS"] == "2.0" and env["FPS_MAX_FRAMES"] == "16" and env["IMAGE_MAX_TOKEN_NUM"] == "16"  # 16384 / 32^2
+    assert "--model_type qwen3_vl" in (out / "swift_env.sh").read_text()
 
 
 def test_budget_names_per_tool_and_what_they_cannot_express(tmp_path):
@@ -131,6 +133,83 @@ def test_budget_names_per_tool_and_what_they_cannot_express(tmp_path):
     assert flags["ms-swift_env"]["FPS"] == 0.5 and flags["ms-swift_env"]["FPS_MAX_FRAMES"] == 64
     assert "video_max_side" in flags["not_expressible"]["llamafactory"]
     assert flags["not_expressible"]["ms-swift"] == ["video_max_side"]
+
+
+# What ms-swift 4.6 reads for Qwen3-VL with qwen-vl-utils 0.0.14 (model/models/qwen.py patch_qwen_vl_utils sets
+# only the constants vision_process has; Qwen3VLLoader counts 32x32-pixel tokens; MODEL_SEQ_LEN caps the video
+# total): every key written is one of these, and ifpo's default budget is qwen-vl-utils' own defaults.
+SWIFT_READS = {"IMAGE_MAX_TOKEN_NUM", "IMAGE_MIN_TOKEN_NUM", "VIDEO_MAX_TOKEN_NUM", "VIDEO_MIN_TOKEN_NUM", "FPS",
+               "FPS_MIN_FRAMES", "FPS_MAX_FRAMES", "MODEL_SEQ_LEN", "MAX_RATIO", "FRAME_FACTOR", "SPATIAL_MERGE_SIZE"}
+
+
+@pytest.mark.parametrize(
+    "recipe, env, inexact",
+    [
+        ("", {"IMAGE_MAX_TOKEN_NUM": 900, "IMAGE_MIN_TOKEN_NUM": 4, "VIDEO_MAX_TOKEN_NUM": 768, "VIDEO_MIN_TOKEN_NUM": 128,
+              "MODEL_SEQ_LEN": 128000, "FPS": 2.0, "FPS_MIN_FRAMES": 4, "FPS_MAX_FRAMES": 768}, []),
+        ("image_max_pixels: 50000\nvideo_total_pixels: 1000000\n", {"IMAGE_MAX_TOKEN_NUM": 48, "MODEL_SEQ_LEN": 1086},
+         ["image_max_pixels (rounded to whole 1024-pixel tokens)"]),
+    ],
+)
+def test_swift_env_keys_are_the_ones_ms_swift_reads(tmp_path, recipe, env, inexact):
+    path = tmp_path / "r.yaml"
+    path.write_text(recipe or "lora_r: 8\n")
+    flags = budget_flags(read_budget(path))
+    assert set(flags["ms-swift_env"]) <= SWIFT_READS and "VIDEO_TOTAL_PIXELS" not in flags["ms-swift_env"]
+    assert {k: flags["ms-swift_env"][k] for k in env} == env
+    assert flags["not_expressible"]["ms-swift"] == inexact
+    # MODEL_SEQ_LEN * 32^2 * 0.9 covers the total pixels asked for, by less than one token's worth
+    total = flags["ms-swift_env"]["MODEL_SEQ_LEN"] * 1024 * 0.9
+    assert flags["ifpo"]["video_total_pixels"] <= total < flags["ifpo"]["video_total_pixels"] + 1024
+
+
+def _with_marker(pairs_dir: Path, tmp_path: Path, text: str) -> tuple[Path, list[dict]]:
+    """A copy of the pairs whose first text-only and first image pair carry ``text`` in the user turn."""
+    import shutil
+
+    work = tmp_path / "marked"
+    shutil.copytree(pairs_dir, work)
+    rows = source_pairs(work)
+    targets = [next(i for i, r in enumerate(rows) if not r.get("images") and not r.get("videos")),
+               next(i for i, r in enumerate(rows) if r.get("images"))]
+    for i in targets:
+        content = rows[i]["prompt"][-1]["content"]
+        if isinstance(content, str):
+            rows[i]["prompt"][-1]["content"] = content + text
+        else:
+            content.append({"type": "text", "text": text})
+    (work / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return work, [rows[i] for i in targets]
+
+
+@pytest.mark.parametrize("to, left", [("llamafactory", 2), ("ms-swift", 1)])
+def test_a_literal_media_marker_in_text_is_left_out_with_a_named_warning(pairs_dir, tmp_path, to, left):
+    """LLaMA-Factory refuses its whole load on a marker count mismatch; ms-swift would put the pair's image at the
+    literal marker (a text-only pair keeps it as text there)."""
+    from ifpo.data_builders.export import MediaMarkerInText
+
+    work, marked = _with_marker(pairs_dir, tmp_path, " Explain what the HTML tag <image> does.")
+    with pytest.warns(MediaMarkerInText) as caught:
+        summary = export(work, to, tmp_path / "out")
+    assert len(summary["left_out"]) == left == len(caught)
+    assert summary["pairs"] == len(source_pairs(work)) - left
+    assert all("literal <image>" in line for line in summary["left_out"])
+    if to == "llamafactory":
+        check_llamafactory(tmp_path / "out", "ifpo_pairs")
+    else:  # the text-only pair stays: with no image to misplace, ms-swift keeps a literal <image> as text
+        kept = [json.loads(line) for line in (tmp_path / "out" / "train.jsonl").read_text().splitlines()]
+        literal = [r for r in kept if not r["images"] and "HTML tag <image>" in r["messages"][-2]["content"]]
+        assert [r["item_id"] for r in literal] == [marked[0]["meta"]["item_id"]]
+    summary = export(work, "hf", tmp_path / "hf")  # the HF layout has no markers in text: nothing is left out
+    assert summary["left_out"] == [] and summary["pairs"] == len(source_pairs(work))
+
+
+def test_cli_names_each_left_out_pair_and_exits_1(pairs_dir, tmp_path):
+    work, _ = _with_marker(pairs_dir, tmp_path, " a <video> tag")
+    done = subprocess.run([sys.executable, "-m", "ifpo.cli", "export", str(work), "--to", "llamafactory", "--out",
+                           str(tmp_path / "o")], env=ENV, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("holds a literal <video>") == 2 and "left out" in done.stderr
 
 
 def test_hf_export_carries_the_media_bytes(pairs_dir, tmp_path):
@@ -152,7 +231,57 @@ def test_hf_export_carries_the_media_bytes(pairs_dir, tmp_path):
     image_row = next(r for r in ds.select_columns(["images"]) if r["images"])  # decoding videos needs torchcodec
     assert image_row["images"][0].size[0] > 0  # decoded PIL image
     assert json.loads((out / "media_budget.json").read_text())["ifpo"]["video_max_frames"] == 16
-    assert "configs:" in (out / "README.md").read_text()
+    card = (out / "README.md").read_text()
+    assert "configs:" in card and "from the recipe `tiny.yaml`" in card
+    assert "records no model that saw the media" in card  # the sample pairs: references and corruptions
+
+
+def test_hf_export_streams_size_bounded_shards(pairs_dir, tmp_path):
+    """Small shards and row groups: several files, each row group within its media bound, the same rows back."""
+    import pyarrow.parquet as pq
+    from datasets import Image, List, Video, load_dataset
+
+    out = tmp_path / "hf"
+    summary = export(pairs_dir, "hf", out, max_shard_mb=1)
+    shards = sorted((out / "data").glob("train-*.parquet"))
+    assert [f"data/{p.name}" for p in shards] == [f for f in summary["files"] if f.startswith("data/")]
+    assert all(p.name.endswith(f"-of-{len(shards):05d}.parquet") for p in shards)
+    assert not list((out / "data").glob(".*tmp"))
+    ds = load_dataset(str(out), split="train")
+    raw = ds.cast_column("images", List(Image(decode=False))).cast_column("videos", List(Video(decode=False)))
+    source = source_pairs(pairs_dir)
+    root = pairs_dir / json.loads((pairs_dir / "manifest.json").read_text())["media_root"]
+    assert [r["kind"] for r in raw] == [s["meta"]["kind"] for s in source]
+    assert all([e["bytes"] for e in r["videos"]] == [(root / p).read_bytes() for p in s["videos"]]
+               for r, s in zip(raw, source))
+    # A row group closes once its media pass the bound: none holds more than the bound plus one row's media.
+    from ifpo.data_builders import export as ex
+
+    out2 = tmp_path / "hf2"
+    rows = [sum(x.stat().st_size for x in p.images + p.videos) for p in ex.read_pairs(pairs_dir)]
+    small, biggest_row = sum(rows) // 10, max(rows)  # about ten row groups, three to a shard
+    shards2 = ex.write_hf_shards(ex.read_pairs(pairs_dir), out2, max_shard_bytes=3 * small, row_group_bytes=small)
+    groups = [pq.ParquetFile(out2 / s).metadata for s in shards2]
+    assert len(shards2) > 1 and sum(m.num_rows for m in groups) == len(source_pairs(pairs_dir))
+    for m in groups:
+        for g in range(m.num_row_groups):
+            assert m.row_group(g).total_byte_size < small + biggest_row + 100_000  # + the text columns
+
+
+def test_hf_card_states_the_budget_the_answers_were_generated_with(pairs_dir, tmp_path):
+    import shutil
+
+    work = tmp_path / "p"
+    shutil.copytree(pairs_dir, work)
+    manifest = json.loads((work / "manifest.json").read_text())
+    # As `ifpo build-pairs` records the generation config of the policy model that wrote negatives.
+    manifest.setdefault("config", {})["policy"] = {"backend": "transformers", "model": "m", "media": {"video_fps": 0.5}}
+    (work / "manifest.json").write_text(json.dumps(manifest))
+    export(work, "hf", tmp_path / "hf")
+    card = (tmp_path / "hf" / "README.md").read_text()
+    built = json.loads(card.split("by generating role):\n\n```json\n")[1].split("```")[0])
+    assert built["policy"]["video_fps"] == 0.5 and built["policy"]["video_max_frames"] == 768
+    assert "ifpo's defaults: give `--recipe` for yours" in card
 
 
 def test_ifpo_reads_the_hf_export_with_its_media(pairs_dir, tmp_path):
@@ -172,14 +301,23 @@ def test_ifpo_reads_the_hf_export_with_its_media(pairs_dir, tmp_path):
 
 
 def test_push_to_hub_pushes_data_and_budget(pairs_dir, tmp_path, monkeypatch):
-    import huggingface_hub
-    from datasets import Dataset
+    """The folder as written (shards with the media, card, budget), not a second in-memory copy of the dataset."""
+    import fnmatch
 
-    pushed, uploaded = [], []
-    monkeypatch.setattr(Dataset, "push_to_hub", lambda self, repo, private=False: pushed.append((repo, len(self))))
-    monkeypatch.setattr(huggingface_hub.HfApi, "upload_file", lambda self, **kw: uploaded.append(kw["path_in_repo"]))
-    export(pairs_dir, "hf", tmp_path / "hf", push_to_hub="me/pairs")
-    assert pushed == [("me/pairs", len(source_pairs(pairs_dir)))] and uploaded == ["media_budget.json", "README.md"]
+    import huggingface_hub
+
+    created, uploaded = [], []
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", lambda self, repo, **kw: created.append((repo, kw)))
+
+    def upload_folder(self, folder_path, repo_id, allow_patterns, **kw):
+        root = Path(folder_path)
+        uploaded.extend(sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and any(
+            fnmatch.fnmatch(str(p.relative_to(root)), pattern) for pattern in allow_patterns)))
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "upload_folder", upload_folder)
+    export(pairs_dir, "hf", tmp_path / "hf", push_to_hub="me/pairs", private=True)
+    assert created == [("me/pairs", {"repo_type": "dataset", "private": True, "exist_ok": True})]
+    assert uploaded == ["README.md", "data/train-00000-of-00001.parquet", "media_budget.json"]
 
 
 # --- bad input -------------------------------------------------------------------------------------
