@@ -12,6 +12,7 @@ import socket
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from fake_openai import FakeOpenAI
 from ifpo.verifiers.checklist import ChecklistEvaluator
@@ -264,14 +265,19 @@ def test_kill_9_and_restart_answer_a_repeated_request_the_same(tmp_path):
         body = {"completions": [{"item_id": it["id"], "completion": t} for it in items for t in _completions(it)[:3]],
                 "rewards": ["cpr", "ipr", "tcsr"]}
         s = Server("--items", str(SAMPLE), "--judge", str(judge_yaml), "--pool", "2", log=tmp_path / "serve.log")
-        s.start()
-        status, first = s.post("/v1/rewards", body)
-        assert status == 200 and first["unjudged"] == 0
-        asked = len(judge.requests)
-        assert asked > 0
-        s.kill()
-        s.start()
         try:
+            s.start()
+            status, first = s.post("/v1/rewards", body)
+            assert status == 200 and first["unjudged"] == 0
+            asked = len(judge.requests)
+            assert asked > 0
+            pool = psutil.Process(s.proc.pid).children(recursive=True)
+            assert pool
+            s.kill()
+            # the check processes go with their server (none left holding memory)
+            gone, alive = psutil.wait_procs(pool, timeout=15)
+            assert not alive, [p.cmdline() for p in alive]
+            s.start()
             assert s.post("/v1/rewards", body) == (200, first)
             assert len(judge.requests) == asked  # every judge answer came from the cache
         finally:
@@ -280,8 +286,6 @@ def test_kill_9_and_restart_answer_a_repeated_request_the_same(tmp_path):
 
 def test_a_killed_check_process_is_replaced(server):
     import signal
-
-    import psutil
 
     item = ITEMS[0]
     good = {"completions": [{"item_id": item["id"], "completion": item["reference_response"]}]}

@@ -115,8 +115,17 @@ class RequestError(ValueError):
 _EVALUATOR = None
 
 
-def _init_checker(judge: str | None, root: str | None, mode: str) -> None:
+def _exit_with_parent(parent: int) -> None:
+    """A pool process ends when its server does, even one killed by SIGKILL (no shutdown ran to stop it)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+def _init_checker(judge: str | None, root: str | None, mode: str, parent: int | None = None) -> None:
     global _EVALUATOR
+    if parent is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     from ifpo.verifiers.checklist import ChecklistEvaluator
     from ifpo.verifiers.judge import make_judge
 
@@ -168,7 +177,7 @@ class Scorer:
         # spawn, not fork: the server process runs an event loop and threads by the time a pool is (re)made
         pool = ProcessPoolExecutor(self.config.pool_size(), mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_init_checker,
-                                   initargs=(self.config.judge, self.root, self.config.mode))
+                                   initargs=(self.config.judge, self.root, self.config.mode, os.getpid()))
         list(pool.map(_ready, range(self.config.pool_size())))  # start them now, not on the first request
         return pool
 
