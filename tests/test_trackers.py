@@ -1,8 +1,11 @@
-"""Trackers keep every curve: training logs and eval-hook metrics at their own steps in tensorboard and wandb.
+"""Trackers keep every curve: training logs and eval-hook metrics at their own steps, in one run per job.
 
-The slow test runs ``train/dpo.py recipes/tiny.yaml`` with ``logging_steps: 5`` (the recipe's) and
-the eval hook every 10 steps, reporting to tensorboard and wandb (offline), then reads both trackers'
-own files: tensorboard's event files (its EventAccumulator) and wandb's ``run-*.wandb`` record log.
+The slow test runs ``train/dpo.py recipes/tiny.yaml`` with ``logging_steps: 5`` (the recipe's), the eval
+hook every 10 steps and a final ``trainer.evaluate()`` after training (``eval_pairs: train``), reporting to
+tensorboard, wandb (offline), trackio (local store under ``TRACKIO_DIR``) and MLflow (a ``file:`` store),
+then reads each tracker's own files or API: tensorboard's event files (its EventAccumulator), wandb's
+``run-*.wandb`` record log, trackio's ``SQLiteStorage`` and ``mlflow.MlflowClient``. trackio and mlflow
+are skipped where their packages are not installed (the ``dev`` extra installs them).
 """
 
 from __future__ import annotations
@@ -186,6 +189,15 @@ def wandb_config(records) -> dict:
     return config
 
 
+def _installed(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+OPTIONAL_TRACKERS = [name for name in ("trackio", "mlflow") if _installed(name)]
+
+
 @pytest.fixture(scope="module")
 def tracked_run(tmp_path_factory):
     work = tmp_path_factory.mktemp("tracked")
@@ -194,9 +206,13 @@ def tracked_run(tmp_path_factory):
             "generation": {"max_new_tokens": 4, "temperature": 0}}
     done = subprocess.run(
         [sys.executable, str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"), "--output_dir", str(out),
-         "--max_steps", "20", "--logging_steps", "5", "--eval_pairs", "null", "--report_to", "tensorboard,wandb",
-         "--eval_hook", json.dumps(hook)],
-        cwd=work, env={**ENV, "WANDB_DIR": str(work)}, capture_output=True, text=True, timeout=600)
+         "--max_steps", "20", "--logging_steps", "5", "--eval_pairs", "train", "--max_pairs", "8",
+         "--report_to", ",".join(["tensorboard", "wandb", *OPTIONAL_TRACKERS]), "--eval_hook", json.dumps(hook)],
+        cwd=work, env={**ENV, "WANDB_DIR": str(work), "TRACKIO_DIR": str(work / "trackio"),
+                       # MLflow 3.x keeps its file store behind this switch (its sqlite store needs the full mlflow).
+                       "MLFLOW_TRACKING_URI": (work / "mlruns").as_uri(), "MLFLOW_ALLOW_FILE_STORE": "true",
+                       "MLFLOW_EXPERIMENT_NAME": "ifpo-test"},
+        capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
     return work, out, done
 
@@ -206,13 +222,15 @@ def test_train_and_eval_curves_reach_tensorboard_at_their_steps(tracked_run):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     _, out, _ = tracked_run
-    accs = [EventAccumulator(str(p.parent)).Reload() for p in out.rglob("events.out.tfevents.*")]
+    # One accumulator per log folder: the writer reopened for the records after train end adds a second file there.
+    accs = [EventAccumulator(str(d)).Reload() for d in sorted({p.parent for p in out.rglob("events.out.tfevents.*")})]
 
     def steps(tag):
         return sorted(e.step for a in accs if tag in a.Tags()["scalars"] for e in a.Scalars(tag))
 
     assert steps("train/loss") == [5, 10, 15, 20]  # the eval hook at 10 and 20 cancels no training log
     assert steps("eval/ifpo/ipr") == [0, 10, 20]
+    assert steps("eval/loss") == [20]  # train/dpo.py's trainer.evaluate() after training
     assert any("eval/ifpo/responses/text_summary" in a.Tags()["tensors"] for a in accs)
     assert any("ifpo/recipe/text_summary" in a.Tags()["tensors"] for a in accs)
 
@@ -229,6 +247,7 @@ def test_train_and_eval_curves_tables_and_recipe_reach_wandb(tracked_run):
 
     assert steps("train/loss") == [5, 10, 15, 20]
     assert steps("eval/ifpo/ipr") == [0, 10, 20]
+    assert steps("eval/loss") == [20]
     tables = [row for row in history if row.get("eval/ifpo/responses/_type") == "table-file"]
     assert [row["train/global_step"] for row in tables] == [0, 10, 20]
     assert all(row["eval/ifpo/responses/nrows"] == 2 and row["eval/ifpo/responses/ncols"] == 7 for row in tables)
@@ -238,6 +257,56 @@ def test_train_and_eval_curves_tables_and_recipe_reach_wandb(tracked_run):
     config = wandb_config(records)
     assert config["ifpo.lora_r"] == 16 and config["ifpo.eval_hook.every_steps"] == 10
     assert config["ifpo.image_max_pixels"] == 16384 and config["learning_rate"] == 5e-3
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("trackio" not in OPTIONAL_TRACKERS, reason="trackio is not installed (pip install trackio)")
+def test_trackio_gets_every_curve_at_the_trainers_step_in_one_run(tracked_run):
+    """transformers' TrackioCallback logs without a step (trackio counted 1, 2, 4, 5 and 0, 3, 6) and closes the run
+    at train end, so the final evaluation opened a second run at step 0 without ifpo's config."""
+    work, _, _ = tracked_run
+    # trackio fixes its store folder (TRACKIO_DIR) at import: read it in a process of its own.
+    code = ("import json, sys; from trackio.sqlite_storage import SQLiteStorage as S; p = 'huggingface'; "
+            "runs = S.get_runs(p); json.dump({'runs': runs, 'logs': S.get_logs(p, runs[0]) if runs else [], "
+            "'config': S.get_run_config(p, runs[0]) if runs else None}, sys.stdout, default=str)")
+    done = subprocess.run([sys.executable, "-c", code], env={**ENV, "TRACKIO_DIR": str(work / "trackio")},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    store = json.loads(done.stdout)
+    assert len(store["runs"]) == 1, store["runs"]  # one run per training job (project: TrainingArguments.project)
+    logs = store["logs"]
+
+    def steps(key):
+        return sorted(row["step"] for row in logs if key in row)
+
+    assert steps("train/loss") == [5, 10, 15, 20]
+    assert steps("eval/ifpo/ipr") == [0, 10, 20]
+    assert steps("eval/loss") == [20]
+    assert all(row["step"] == row["train/global_step"] for row in logs if "train/global_step" in row)
+    config = store["config"]
+    assert config["ifpo.lora_r"] == 16 and config["ifpo.eval_hook.every_steps"] == 10 and config["learning_rate"] == 5e-3
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("mlflow" not in OPTIONAL_TRACKERS, reason="mlflow is not installed (pip install mlflow-skinny)")
+def test_mlflow_gets_every_curve_at_the_trainers_step_in_one_run(tracked_run):
+    """MLflowCallback ends its run at train end; the evaluation after it started a second run of its own."""
+    import mlflow
+
+    work, _, _ = tracked_run
+    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # read by the client below, as by the run's
+    client = mlflow.MlflowClient(tracking_uri=(work / "mlruns").as_uri())
+    experiment = client.get_experiment_by_name("ifpo-test")
+    (run,) = client.search_runs([experiment.experiment_id])  # one run per training job
+
+    def steps(key):
+        return sorted(m.step for m in client.get_metric_history(run.info.run_id, key))
+
+    assert steps("loss") == [5, 10, 15, 20]
+    assert steps("eval_ifpo/ipr") == [0, 10, 20]
+    assert steps("eval_loss") == [20]
+    assert run.data.params["ifpo.lora_r"] == "16" and run.data.params["ifpo.eval_hook.every_steps"] == "10"
+    assert run.info.status == "FINISHED"
 
 
 # --- what the user reads: help text and logs -------------------------------------------------------

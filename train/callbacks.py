@@ -183,6 +183,7 @@ class RecipeConfigCallback(TrainerCallback):
         self.trainer = trainer
         if self not in trainer.callback_handler.callbacks:
             trainer.add_callback(self)
+        hold_trackers(trainer)  # the same trackers' runs: one per job, every record at its step
         return self
 
     def on_train_begin(self, args, state, control, **kwargs):
@@ -300,3 +301,78 @@ def concise_console(trainer: Any, keys: tuple[str, ...]) -> None:
             callbacks[i] = ConciseProgress(max_str_len=callback.max_str_len)
         elif type(callback) is PrinterCallback:
             callbacks[i] = ConcisePrinter()
+
+
+# --- one tracker run per job, every record at the trainer's step ----------------------------------------
+#
+# transformers' TrackioCallback (5.25) logs without a step, so trackio numbers the records with its own
+# counter (train rows at 1, 2, 4, 5 instead of 5-20; the eval hook's at 0, 3, 6 instead of 0, 10, 20).
+# TrackioCallback and MLflowCallback close their run in on_train_end; train/dpo.py evaluates after train(),
+# and the eval hook's final evaluation runs in on_train_end after theirs (user callbacks come later in the
+# list), so those records opened a second run (trackio: step 0, without the recipe config; MLflow: a run
+# the fluent API starts on its own). ``hold_trackers`` fixes both on the callbacks the trainer holds;
+# ``close_trackers`` (the entry script, after its last log; also at exit) closes the runs as their callbacks
+# would have.
+
+_HELD: list[Any] = []  # trainers whose trackers are held open, closed at exit if the script did not
+
+
+def hold_trackers(trainer: Any) -> None:
+    """Per instance, so each callback keeps its class (and name) and only the two behaviours change."""
+    from transformers.integrations import MLflowCallback, TrackioCallback
+    from transformers.integrations.integration_utils import rewrite_logs
+
+    held = []
+    for callback in trainer.callback_handler.callbacks:
+        if not isinstance(callback, (TrackioCallback, MLflowCallback)) or "on_train_end" in vars(callback):
+            continue
+        if isinstance(callback, TrackioCallback):
+            callback.on_log = _trackio_on_log(callback, rewrite_logs)
+        original = callback.on_train_end
+        calls: list[tuple] = []
+
+        def record(args, state, control, _calls=calls, **kwargs):
+            _calls[:] = [(args, state, control, kwargs)]  # closed by close_trackers, after the last record
+
+        callback.on_train_end = record
+        held.append((callback, original, calls))
+    if held:
+        trainer._ifpo_held_trackers = held
+        if not _HELD:
+            import atexit
+
+            atexit.register(_close_all)
+        _HELD.append(trainer)
+
+
+def _trackio_on_log(callback: Any, rewrite_logs: Any):
+    """TrackioCallback.on_log with ``step=state.global_step`` (the same keys, dropped summary values and
+    ``train/global_step`` column as transformers' method)."""
+    single_values = {"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss", "total_flos"}
+
+    def on_log(args, state, control, model=None, logs=None, **kwargs):
+        if not callback._initialized:
+            callback.setup(args, state, model)
+        if state.is_world_process_zero:
+            values = rewrite_logs({k: v for k, v in (logs or {}).items() if k not in single_values})
+            callback._trackio.log({**values, "train/global_step": state.global_step}, step=state.global_step)
+
+    return on_log
+
+
+def close_trackers(trainer: Any) -> None:
+    """End the held runs as their callbacks' on_train_end would have (once; later calls do nothing)."""
+    held = getattr(trainer, "_ifpo_held_trackers", None) or []
+    trainer._ifpo_held_trackers = []
+    for callback, original, calls in held:
+        callback.on_train_end = original
+        args, state, control, kwargs = calls[0] if calls else (trainer.args, trainer.state, trainer.control, {})
+        try:
+            original(args, state, control, **kwargs)
+        except Exception as exc:  # a run its library already closed at exit: nothing left to close
+            logger.debug("closing %s: %s", type(callback).__name__, exc)
+
+
+def _close_all() -> None:
+    while _HELD:
+        close_trackers(_HELD.pop())

@@ -196,6 +196,7 @@ def main(argv: list[str]) -> int:
     interrupted = cfg.interrupt_after_steps is not None and trainer.state.global_step < trainer.state.max_steps
     if eval_dataset is not None and not interrupted:
         metrics["eval"] = trainer.evaluate()
+    cb.close_trackers(trainer)  # after the last record: one tracker run per job (train/callbacks.py)
     if cfg.log_pair_ids:
         rank = trainer.accelerator.process_index
         (out / f"seen_pairs.rank{rank}.json").write_text(json.dumps(trainer.seen_pair_ids) + "\n", encoding="utf-8")
