@@ -163,10 +163,12 @@ class VllmServerRollouts:
         from ifpo.verifiers.http import EndpointError
 
         deadline = time.monotonic() + (self.reconnect_s if timeout_s is None else timeout_s)
-        while True:
+        for attempt in range(1_000_000):
             try:
                 return self.models()
             except EndpointError as exc:
+                if attempt == 0:
+                    logger.warning("waiting for the vLLM server at %s (%s)", self.base_url, exc)
                 if time.monotonic() >= deadline:
                     raise RolloutServerError(
                         f"the vLLM server at {self.base_url} did not answer ({exc}); start it as docs/vllm.md "
@@ -228,7 +230,7 @@ class VllmServerRollouts:
                 lost = "404" in str(exc) and self.adapter is not None
                 if attempt + 1 == attempts or not (exc.retryable or lost):
                     raise RolloutServerError(f"rollout request failed: {exc}") from None
-                logger.warning("rollout request failed (%s); waiting for the vLLM server", exc)
+                logger.warning("rollout request failed (%s); checking the vLLM server", exc)
                 self._recover()
         raise AssertionError("unreachable")
 
@@ -239,8 +241,12 @@ class VllmServerRollouts:
         """For each ``(messages, media_io_kwargs, n)``: ``n`` completions' token ids and the prompt's token ids."""
         base = None if self.adapter else self.base_model()
 
+        greedy = not sampling.get("temperature", 1.0)
+
         def one(index: int) -> tuple[list[list[int]], list[int]]:
-            messages, media_kwargs, n = requests[index]
+            messages, media_kwargs, wanted = requests[index]
+            # vLLM refuses n > 1 with greedy sampling; the n answers would be the same one anyway.
+            n = 1 if greedy else wanted
             body = {"model": base, "messages": messages, "n": n, "seed": seed + index, "return_token_ids": True,
                     **sampling}
             if self.chat_template is not None:
@@ -256,7 +262,7 @@ class VllmServerRollouts:
                 raise RolloutServerError(f"unexpected rollout answer: {json.dumps(answer)[:300]}") from None
             if len(ids) != n:
                 raise RolloutServerError(f"asked for {n} completions, got {len(ids)}")
-            return ids, prompt_ids
+            return ids * (wanted // n), prompt_ids
 
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(one, range(len(requests))))
