@@ -263,6 +263,11 @@ class IfpoEvalCallback(TrainerCallback):
                 asked = failed + ((report.get("judge") or {}).get("requests") or 0)
                 print(f"eval hook: step {step}: WARNING: {failed} of {asked} judge request(s) failed; their verdicts "
                       f"are unjudged. First error: {report['judge'].get('first_error')}", file=sys.stderr)
+            media_failed = (report.get("judge") or {}).get("media_failures") or 0
+            if media_failed:  # a corrupt or missing file a vision judge cannot be sent: named, as a failed request
+                print(f"eval hook: step {step}: WARNING: {media_failed} judge question(s) not asked: media cannot be "
+                      f"sent to the vision judge; their verdicts are unjudged. First error: "
+                      f"{report['judge'].get('first_media_error')}", file=sys.stderr)
         if world > 1:
             import torch.distributed as dist
 
