@@ -39,7 +39,7 @@ TRL_DEFAULTS: dict[str, Any] = {
     "output_dir": "runs/dpo",
     "report_to": "none",
     "logging_steps": 10,
-    # TRL 1.16 defaults gradient checkpointing on; transformers 5.24 calls it activation_checkpointing.
+    # TRL 1.16 defaults gradient checkpointing on; transformers >= 5.23 calls it activation_checkpointing (pyproject floor).
     "activation_checkpointing": True,
 }
 # Keys of DPOConfig that ifpo reimplements (its dataclass field wins) or refuses.
