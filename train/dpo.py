@@ -237,6 +237,12 @@ def main(argv: list[str]) -> int:
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
     logger.info("done in %.0fs; outputs in %s", time.time() - started, out)
+    # docs/exit-codes.md: trained, but pairs were left out (named above and in run_manifest.json): exit 1.
+    left_out = sum(len(s.left_out) for s in {id(s): s for s in (pairs, eval_pairs) if s is not None}.values())
+    if left_out or dropped:
+        print(f"train/dpo.py: exit 1: {left_out} pair(s) left out (media that do not decode), {len(dropped)} "
+              f"dropped over max_length", file=sys.stderr)
+        return 1
     return 0
 
 
