@@ -117,6 +117,17 @@ def test_use_vllm_selects_the_server_backend_and_keeps_trl_off_vllm(tmp_path):
     assert plain.ifpo.rollout_backend == "transformers"
 
 
+def test_vllm_compatible_tiny_model_has_text_head_dim_64(tmp_path):
+    """``ifpo tiny-model --vllm-compatible``: vLLM's CPU attention refuses the default tiny model's head_dim 16."""
+    from ifpo.train.tiny_model import cli_main
+
+    assert cli_main(["--out", str(tmp_path / "m"), "--vllm-compatible"]) == 0
+    text = json.loads((tmp_path / "m" / "config.json").read_text())["text_config"]
+    assert text["head_dim"] == 64 and text["hidden_size"] == 64 and text["num_key_value_heads"] == 1
+    with pytest.raises(SystemExit):
+        cli_main(["--learnable", "--vllm-compatible"])
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     from ifpo.train.tiny_model import build_tiny_model, vllm_tiny_spec
