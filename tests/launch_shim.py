@@ -13,7 +13,8 @@ accelerate itself, and torchrun starts the processes), and only changes what a C
   multi-device type, so ``AcceleratorState`` keeps the FSDP / DeepSpeed distributed type of the config;
 - the device is the CPU (``ACCELERATE_TORCH_DEVICE=cpu``), DeepSpeed uses its CPU accelerator
   (``DS_ACCELERATOR=cpu``) and gloo;
-- mixed precision is off (the shipped configs say bf16 for GPUs; fp32 keeps CPU runs comparable to DDP).
+- mixed precision is off (the shipped configs say bf16 for GPUs; fp32 keeps CPU runs comparable to DDP);
+- DeepSpeed's shared-memory CPU all-reduce is not compiled (gloo carries the collectives).
 
 Nothing here is imported by the project; ``tests/test_distributed.py`` runs it as users run ``accelerate
 launch``.
@@ -45,6 +46,13 @@ def _child(argv: list[str]) -> None:
         return original(self, cpu, sagemaker_dp, backend)
 
     PartialState._prepare_backend = prepare_backend
+    if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true":
+        # DeepSpeed's CPU accelerator compiles a shared-memory all-reduce (C++, about 4 minutes on 2 cores, cached in
+        # ~/.cache/torch_extensions) at its first init; gloo does the same collectives, which is all a test needs.
+        import importlib
+
+        # By module name: `import deepspeed.comm.torch as x` binds the torch package deepspeed.comm re-exports.
+        importlib.import_module("deepspeed.comm.torch").build_shm_op = lambda: None
     script, *args = argv
     sys.argv = [script, *args]
     runpy.run_path(script, run_name="__main__")
