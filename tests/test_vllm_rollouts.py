@@ -36,7 +36,7 @@ def venv_root() -> Path:
 
 def _pip(python: Path, *args: str) -> subprocess.CompletedProcess:
     # Only the package index: a machine's own find-links may offer torch+cpu wheels that torchvision does not match.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") or k == "PIP_CACHE_DIR"}
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     return subprocess.run([str(python), "-m", "pip", "install", "--quiet", *args], capture_output=True, text=True,
                           env=env, timeout=3600)
