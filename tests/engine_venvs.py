@@ -66,8 +66,12 @@ def _drop_missing_extensions(pyproject: Path) -> None:
 def ifpo_venv(name: str, packages: tuple[str, ...] = (), no_deps: tuple[str, ...] = ()) -> Path:
     """A venv with the light ifpo (no extra) plus ``packages`` (resolved) and ``no_deps`` (``--no-deps``);
     returns its python. Skips the test where pip cannot install them."""
-    pyproject = (ROOT / "pyproject.toml").read_bytes()
-    key = hashlib.sha256(repr((pyproject, packages, no_deps, sys.version_info[:2])).encode()).hexdigest()[:10]
+    # keyed by what is installed, not by the whole pyproject (an edit elsewhere in it must not rebuild torch-sized
+    # venvs): the core dependencies, the engine's packages, the Python version
+    import tomllib
+
+    core = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    key = hashlib.sha256(repr((sorted(core), packages, no_deps, sys.version_info[:2])).encode()).hexdigest()[:10]
     venv = venv_root() / f"{name}-{key}"
     python = venv / "bin" / "python"
     ready = venv / ".ready"

@@ -7,7 +7,8 @@
   from a running ``ifpo serve`` (``--remote_rm_url http://.../get_reward``) and from ifpo's ``reward_func``
   file (tests/engine_scripts/openrlhf_check.py);
 - ms-swift 4.6.0: ``--external_plugins`` loading (``swift.utils.import_external_file``) registers ifpo's ORMs
-  in ``swift.rewards.orms``, and ms-swift's ``compute_rewards_per_func`` calls them.
+  in ``swift.rewards.orms``, and ms-swift's GRPO reward step (``compute_rewards_per_func``) calls them on
+  ``GRPOSample`` rollouts (tests/engine_scripts/swift_check.py).
 
 Each venv: the engine ``--no-deps`` plus what its reward path imports (tests/test_engines_pkgs.py), cached under
 ``IFPO_TEST_VENVS``; the first build downloads torch-sized wheels (minutes), later runs reuse it. Each expected
@@ -103,30 +104,13 @@ def test_openrlhf_executor_fetches_rewards_from_ifpo_serve_and_reward_func(tiny_
     assert [o["reward"] for o in out] == [[e] for e in expected]
 
 
-SWIFT_CHECK = r"""
-import json, sys
-from swift.utils import import_external_file
-import_external_file(sys.argv[1])
-from swift.rewards import orms
-items = json.loads(sys.argv[2])
-out = {}
-for name in ("ifpo", "ifpo_cpr", "ifpo_ipr", "ifpo_tcsr"):
-    orm = orms[name]()
-    out[name] = orm([c for _, c in items], item_id=[i for i, _ in items])
-print(json.dumps(out))
-"""
-
-
-def test_ms_swift_loads_the_orm_plugin(tmp_path):
+def test_ms_swift_grpo_reward_step_calls_the_orm_plugin():
     python = ifpo_venv("ms-swift", *SWIFT)
     chosen = [it for it in ITEMS.values() if it.get("structure") != "conflict"][:4]
     pairs = [(it["id"], text) for it in chosen for text in _completions(it)]
     plugin = ROOT / "verifiers" / "plugins" / "ifpo_swift.py"
-    done = run(python, "-c", SWIFT_CHECK, str(plugin), json.dumps(pairs), env={"IFPO_ITEMS": str(SAMPLE)},
-               timeout=600)
-    if done.returncode != 0 and "ModuleNotFoundError" in done.stderr:
-        pytest.skip(f"ms-swift's plugin loading imports more than its venv holds: {done.stderr.strip()[-400:]}")
-    out = _json_out(done)
+    out = _json_out(run(python, str(SCRIPTS / "swift_check.py"), str(plugin), json.dumps(pairs),
+                        env={"IFPO_ITEMS": str(SAMPLE)}, timeout=600))
     for name, mode in (("ifpo", "cpr"), ("ifpo_cpr", "cpr"), ("ifpo_ipr", "ipr"), ("ifpo_tcsr", "tcsr")):
         assert out[name] == [_expected(i, t, [mode])[mode] for i, t in pairs], name
 
