@@ -38,15 +38,22 @@ SAMPLE = ROOT / "sample" / "items.jsonl"
 REWARDS = ["cpr", "ipr", "tcsr"]
 
 
-def _workload(n: int) -> list[tuple[dict, str]]:
+def _workload(n: int, tag: str = "variant") -> list[tuple[dict, str]]:
     items = [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
     items = [it for it in items if it.get("structure") != "conflict"]
     pairs = []
     for i in range(n):
         item = items[i % len(items)]
         ref = item.get("reference_response") or "An answer."
-        pairs.append((item, f"{ref} (variant {i})" if i >= len(items) else ref))
+        pairs.append((item, f"{ref} ({tag} {i})" if i >= len(items) or tag != "variant" else ref))
     return pairs
+
+
+def _warmup() -> list[tuple[dict, str]]:
+    """Every item once, other texts than the measured ones: the first use of a checker loads its resources
+    (language profiles, tokenizer models, compiled patterns), which the measured runs must not pay."""
+    n = sum(1 for line in SAMPLE.read_text().splitlines() if line.strip())
+    return _workload(n, tag="warm-up")
 
 
 def _judge_answer(body):
@@ -61,6 +68,7 @@ def _judge_answer(body):
 def in_process(pairs, judge_cfg) -> float:
     evaluator = ChecklistEvaluator(make_judge(judge_cfg) if judge_cfg else None)
     specs = [RewardSpec.parse(r) for r in REWARDS]
+    evaluator.evaluate_many(_warmup(), progress=False)
     start = time.perf_counter()
     results = evaluator.evaluate_many(pairs, progress=False)
     for r, (_, text) in zip(results, pairs):
@@ -123,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             server = Server("--items", str(SAMPLE), "--pool", str(args.pool), *extra,
                             log=Path(tmp) / f"serve-{len(rows)}.log").start()
             try:
-                through_server(server, pairs[: 4 * args.batch], 1, args.batch)  # warm-up
+                # warm-up: every pool process sees every item once (other texts than the measured ones)
+                through_server(server, _warmup() * args.pool, args.pool, args.batch)
                 for clients in args.clients:
                     rate, p50, p99 = through_server(server, pairs, clients, args.batch)
                     rows.append((label, "server", clients, rate, p50, p99))
