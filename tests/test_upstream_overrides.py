@@ -42,7 +42,6 @@ OVERRIDES = [
      ["self", "model", "input_ids", "attention_mask", "logits_to_keep", "batch_size", "compute_entropy",
       "compute_aux_loss", "pixel_values", "image_grid_thw", "num_images", "pixel_attention_mask", "spatial_shapes",
       "num_tiles", "image_sizes", "token_type_ids", "mm_token_type_ids", "image_position_ids"], "ea73c3909275851d"),
-    (IfpoDPOTrainer, DPOTrainer, "_set_signature_columns_if_needed", ["self"], "71225a628baed4cb"),
     (IfpoDPOTrainer, DPOTrainer, "compute_ref_log_probs", ["self", "model", "inputs"], "90611af9cbadb8ec"),
     (IfpoDPOTrainer, DPOTrainer, "compute_loss", ["self", "model", "inputs", "return_outputs", "num_items_in_batch"],
      "c453890e84beb4cb"),
@@ -104,13 +103,16 @@ def test_trainer_attributes_ifpo_reads_are_still_set_upstream(upstream, name):
         f"{upstream.__name__} no longer sets self.{name} ({_versions()}); ifpo's subclass reads or sets it")
 
 
-def test_grpo_keeps_its_columns_through_the_public_switch():
-    """IfpoGRPOTrainer no longer overrides the private _set_signature_columns_if_needed: it relies on
-    GRPOConfig's public remove_unused_columns (default false; set to false when a recipe turns it on)."""
-    assert "_set_signature_columns_if_needed" not in vars(IfpoGRPOTrainer)
-    field = trl.GRPOConfig.__dataclass_fields__.get("remove_unused_columns")
-    assert field is not None and field.default is False, f"GRPOConfig.remove_unused_columns changed ({_versions()})"
-    assert "training_args.remove_unused_columns = False" in inspect.getsource(IfpoGRPOTrainer.__init__)
+@pytest.mark.parametrize("ifpo, config", [(IfpoGRPOTrainer, "GRPOConfig"), (IfpoDPOTrainer, "DPOConfig")],
+                         ids=["IfpoGRPOTrainer", "IfpoDPOTrainer"])
+def test_trainers_keep_their_columns_through_the_public_switch(ifpo, config):
+    """Neither trainer overrides the private _set_signature_columns_if_needed: both set the public
+    remove_unused_columns to false (GRPOConfig's default; TrainingArguments' default is true) so ifpo's
+    columns reach its collator or reward functions, which read the keys they need."""
+    assert "_set_signature_columns_if_needed" not in vars(ifpo)
+    field = getattr(trl, config).__dataclass_fields__.get("remove_unused_columns")
+    assert field is not None, f"{config}.remove_unused_columns is gone ({_versions()})"
+    assert "training_args.remove_unused_columns = False" in inspect.getsource(ifpo.__init__)
 
 
 # --- the shared-prompt forward (train/shared_prompt.py) ---------------------------------------------

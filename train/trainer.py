@@ -5,8 +5,8 @@
    whenever ``self.precompute_ref_logps`` is set. :meth:`IfpoDPOTrainer.use_precomputed_ref_logps`
    installs datasets that carry them (computed by ``train/ref_logps.py``) and sets that flag, so each
    step runs the policy forward only.
-2. The columns ifpo's collator needs (``videos``, ``pair_id``, ``kind``, reference log-probs) survive
-   ``remove_unused_columns``.
+2. The columns ifpo's collator needs (``videos``, ``pair_id``, ``kind``, reference log-probs) reach it:
+   ``remove_unused_columns`` is set to false (TRL's public switch; the collator reads only its keys).
 3. ``compute_loss`` takes ``pair_ids``/``pair_kinds``/``pair_media`` out of the batch (the model must not
    see them), logs reward accuracy per negative kind, and remembers which pairs this rank trained on.
 4. The shared-prompt forward (``train/shared_prompt.py``, on by default): the policy pass, TRL's
@@ -37,6 +37,12 @@ class IfpoDPOTrainer(DPOTrainer):
     forward (``shared_prompt``) and the media guard (``media_guard``)."""
 
     def __init__(self, *args, shared_prompt: bool = True, media_guard: bool = True, **kwargs):
+        training_args = kwargs.get("args")
+        if training_args is not None and getattr(training_args, "remove_unused_columns", False):
+            # TRL's public switch instead of overriding its private _set_signature_columns_if_needed: the pair
+            # rows must keep IFPO_COLUMNS for the collator, which reads the keys it needs and ignores the rest.
+            logger.info("remove_unused_columns: false (ifpo's collator reads %s)", ", ".join(IFPO_COLUMNS))
+            training_args.remove_unused_columns = False
         super().__init__(*args, **kwargs)
         self.seen_pair_ids: list[str] = []
         self.media_guard = media_guard
@@ -66,10 +72,6 @@ class IfpoDPOTrainer(DPOTrainer):
         if self.ref_model is not None:
             install_shared_prompt(self.ref_model)
         return True
-
-    def _set_signature_columns_if_needed(self):
-        super()._set_signature_columns_if_needed()
-        self._signature_columns = list(dict.fromkeys([*self._signature_columns, *IFPO_COLUMNS]))
 
     def use_precomputed_ref_logps(self, train_dataset, eval_dataset=None) -> None:
         """Train (and evaluate) on datasets that carry ``ref_chosen_logps``/``ref_rejected_logps``."""
