@@ -300,3 +300,28 @@ def test_a_killed_check_process_is_replaced(server):
     # the request that finds the pool broken gets 503 (retry), never a wrong reward
     assert (status, answer) == expected or status == 503, answer
     assert server.post("/v1/rewards", good) == expected
+
+
+def test_several_server_workers_answer_alike_and_log(tmp_path):
+    log = tmp_path / "serve.log"
+    s = Server("--items", str(SAMPLE), "--workers", "2", "--pool", "1", log=log)
+    try:
+        s.start()
+        item = ITEMS[2]
+        body = {"completions": [{"item_id": item["id"], "completion": t} for t in _completions(item)],
+                "rewards": ["cpr", "ipr"]}
+        expected = [_expected(item, t, ["cpr", "ipr"]) for t in _completions(item)]
+        pids = set()
+        for _ in range(30):
+            status, answer = s.post("/v1/rewards", body)
+            assert status == 200 and [r["rewards"] for r in answer["results"]] == expected
+            pids.add(s.get("/health")[1]["pid"])
+            if len(pids) == 2:
+                break
+        assert len(pids) == 2, "uvicorn spread 30 requests' health checks over one worker only"
+        children = psutil.Process(s.proc.pid).children(recursive=True)
+    finally:
+        s.stop()
+    gone, alive = psutil.wait_procs(children, timeout=15)
+    assert not alive, [p.cmdline() for p in alive]
+    assert "POST /v1/rewards 200 n=6" in log.read_text()  # the workers' request log lines

@@ -486,8 +486,13 @@ def build_app(config: ServeConfig, scorer: Scorer | None = None):
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+
+
 def app_from_env():
     """uvicorn's factory for ``--workers`` > 1: each worker process rebuilds the app from the settings."""
+    _configure_logging(os.environ.get("IFPO_SERVE_LOG_LEVEL", "info"))
     return build_app(ServeConfig(**json.loads(os.environ["IFPO_SERVE_CONFIG"])))
 
 
@@ -515,14 +520,14 @@ def cli_main(argv: list[str]) -> int:
     require_input_file(Path(config.items), "items file")
     import uvicorn
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s",
-                        stream=sys.stderr)
+    _configure_logging(args.log_level)
     if config.workers == 1:
         scorer = Scorer(config)  # bad items or judge fail here, with one line, before the port opens
         uvicorn.run(build_app(config, scorer), host=config.host, port=config.port, log_level=args.log_level)
     else:
         Scorer(ServeConfig(**{**asdict(config), "pool": 0})).close()
         os.environ["IFPO_SERVE_CONFIG"] = json.dumps(asdict(config))
+        os.environ["IFPO_SERVE_LOG_LEVEL"] = args.log_level
         uvicorn.run("ifpo.verifiers.serve:app_from_env", factory=True, host=config.host, port=config.port,
                     workers=config.workers, log_level=args.log_level)
     return 0
