@@ -11,7 +11,10 @@
   ``GRPOSample`` rollouts (tests/engine_scripts/swift_check.py).
 
 Each venv: the engine ``--no-deps`` plus what its reward path imports (tests/test_engines_pkgs.py), cached under
-``IFPO_TEST_VENVS``; the first build downloads torch-sized wheels (minutes), later runs reuse it. Each expected
+``IFPO_TEST_VENVS``. They hold torch with its CUDA libraries (about 6 GB and 10-15 minutes each on 2 busy
+cores), so a test run builds them only with ``IFPO_BUILD_ENGINE_VENVS=1`` (or ``python tests/test_engines.py``
+builds all three) and otherwise reuses them where present or skips saying so; later runs take about a minute
+each (ifpo reinstalled ``--no-deps``). Each expected
 reward is ifpo's in-process score of the text the engine handed over.
 """
 
@@ -52,7 +55,7 @@ def _json_out(done) -> object:
 
 
 def test_verl_dataset_and_reward_loop_score_through_ifpo(tiny_dir, tmp_path):
-    python = ifpo_venv("verl", *VERL)
+    python = ifpo_venv("verl", *VERL, heavy=True)
     # image and text items (verl's dataset reads videos through qwen-vl-utils' video backends, torchvision's
     # reader is gone from torchvision 0.29 and decord/torchcodec are not installed here)
     chosen = [it for it in ITEMS.values() if not (it.get("media") or {}).get("videos")
@@ -81,7 +84,7 @@ def test_verl_dataset_and_reward_loop_score_through_ifpo(tiny_dir, tmp_path):
 
 
 def test_openrlhf_executor_fetches_rewards_from_ifpo_serve_and_reward_func(tiny_dir, tmp_path):
-    python = ifpo_venv("openrlhf", *OPENRLHF)
+    python = ifpo_venv("openrlhf", *OPENRLHF, heavy=True)
     chosen = [it for it in ITEMS.values() if it.get("structure") != "conflict"][:5]
     cases = [{"messages": [{"role": "user", "content": it["instruction"]}], "label": it["id"] if i % 2 else
               json.dumps(it), "completion": text} for i, it in enumerate(chosen) for text in _completions(it)[::2]]
@@ -105,7 +108,7 @@ def test_openrlhf_executor_fetches_rewards_from_ifpo_serve_and_reward_func(tiny_
 
 
 def test_ms_swift_grpo_reward_step_calls_the_orm_plugin():
-    python = ifpo_venv("ms-swift", *SWIFT)
+    python = ifpo_venv("ms-swift", *SWIFT, heavy=True)
     chosen = [it for it in ITEMS.values() if it.get("structure") != "conflict"][:4]
     pairs = [(it["id"], text) for it in chosen for text in _completions(it)]
     plugin = ROOT / "verifiers" / "plugins" / "ifpo_swift.py"
@@ -116,5 +119,8 @@ def test_ms_swift_grpo_reward_step_calls_the_orm_plugin():
 
 
 if __name__ == "__main__":  # build the venvs ahead of a test run
+    import os
+
+    os.environ["IFPO_BUILD_ENGINE_VENVS"] = "1"
     for name, pkgs in (("verl", VERL), ("openrlhf", OPENRLHF), ("ms-swift", SWIFT)):
-        print(name, ifpo_venv(name, *pkgs), file=sys.stderr)
+        print(name, ifpo_venv(name, *pkgs, heavy=True), file=sys.stderr)
