@@ -103,3 +103,12 @@ def test_serve_answers_without_torch(light):
     finally:
         server.kill()
         server.wait()
+
+
+def test_export_to_verl_without_torch(light, tmp_path):
+    done = run(light, "-m", "ifpo.cli", "export", str(SAMPLE), "--to", "verl", "--out", str(tmp_path / "verl"),
+               "--media", "absolute", timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = run(light, "-c", "import pyarrow.parquet as pq, sys; print(pq.read_table(sys.argv[1]).num_rows)",
+               str(tmp_path / "verl" / "train.parquet"))
+    assert rows.stdout.strip() == "77", rows.stderr
