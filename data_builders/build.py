@@ -9,7 +9,8 @@ the verifier suite (``ifpo.verifiers.checklist``), so no manual revision is need
   constraint (programmatic corruptors for rule/hybrid types, an LLM corruptor for judge types when
   configured). Kept only if the target fails and every other constraint keeps its verdict.
 - ``stripped``: rejected = the policy's answer to the bare task (constraints removed from the
-  instruction, media kept). Kept only if it violates at least one constraint.
+  instruction, media kept), or with ``stripped_source: ground_truth`` the item's own answer to it.
+  Kept only if it violates at least one constraint.
 - ``conflict``: for unsatisfiable items, chosen names the conflicting requirements and asks which
   to follow; rejected complies blindly with an ordinary answer.
 - ``misaligned``: for system-message items, one pair per user-override style: the user turn opens
@@ -58,6 +59,7 @@ KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order", "on_
 # synthetic world's scene facts.
 DEFAULT_KINDS = ("corrupted", "stripped", "conflict", "misaligned", "option_order")
 _NEEDS_CHOSEN = ("corrupted", "stripped", "misaligned", "option_order", "grounding")
+STRIPPED_SOURCES = ("policy", "ground_truth")
 
 
 @dataclass
@@ -84,6 +86,12 @@ class BuildConfig:
     policy: dict | None = field(
         default=None,
         metadata={"help": "generation config of the model to be trained: answers for stripped and option-order negatives"},
+    )
+    stripped_source: str = field(
+        default="policy",
+        metadata={"help": "stripped negatives: 'policy' (the policy's answer to the bare task) or 'ground_truth' (the "
+                          "item's ground_truth, the reference answer to the bare task: chosen and rejected then state the "
+                          "same facts and differ only where the constraints act; items without one use the policy)"},
     )
     corruptor_llm: dict | None = field(
         default=None, metadata={"help": "generation config of an LLM that corrupts judge-route constraints (needs a judge)"}
@@ -121,6 +129,8 @@ class BuildConfig:
             close = difflib.get_close_matches(bad[0], KINDS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(f"kinds: unknown pair kind {bad[0]!r}{hint} (known: {', '.join(KINDS)})")
+        if self.stripped_source not in STRIPPED_SOURCES:
+            raise ValueError(f"stripped_source: expected one of {', '.join(STRIPPED_SOURCES)}, got {self.stripped_source!r}")
         for name in ("corruptions_per_item", "max_candidates", "teacher_attempts", "workers"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -387,11 +397,15 @@ class PairBuilder:
     def stripped(self, item, chosen, chosen_res, discards) -> list[dict[str, Any]]:
         from ifpo.verifiers.generation import item_messages
 
-        if self.policy is None:
+        truth = item.get("ground_truth") if self.config.stripped_source == "ground_truth" else None
+        if isinstance(truth, str) and truth.strip():
+            answer = truth
+        elif self.policy is None:
             discards["stripped:no_policy_backend"] += 1
             return []
-        bare = strip_constraints(item)
-        answer = self.policy.generate([item_messages(item, instruction=bare, system=None)])[0]
+        else:
+            bare = strip_constraints(item)
+            answer = self.policy.generate([item_messages(item, instruction=bare, system=None)])[0]
         res = self.evaluate(item, answer)
         if not any(v.passed is False for v in res.verdicts):
             discards["stripped:complied_anyway" if all(v.passed for v in res.verdicts) else "stripped:unjudged"] += 1

@@ -191,6 +191,28 @@ def test_stripped_and_option_order_with_the_tiny_model_as_policy(tmp_path):
     assert any(v["passed"] is False for v in stripped["meta"]["rejected_verdicts"])
 
 
+def test_stripped_from_ground_truth_states_the_same_facts(tmp_path):
+    # stripped_source: ground_truth takes the item's answer to the bare task as the rejected: no policy runs, and
+    # the pair differs only where the constraints act. Items without one fall back to the policy (none here:
+    # counted as no_policy_backend, not silently dropped).
+    world = SAMPLE / "world"
+    items = read_items(world / "heldout.jsonl")[:6]
+    bare = {k: v for k, v in items[0].items() if k != "ground_truth"}
+    cfg = BuildConfig(kinds=["stripped"], stripped_source="ground_truth")
+    report = build_pairs(items + [{**bare, "id": "no-ground-truth"}], tmp_path / "p", cfg, media_root=world,
+                         progress=False)
+    pairs = [json.loads(line) for line in (tmp_path / "p" / "pairs.jsonl").read_text().splitlines()]
+    by_id = {i["id"]: i for i in items}
+    assert report["by_kind"]["stripped"] == len(pairs) >= 4
+    for p in pairs:
+        item = by_id[p["meta"]["item_id"]]
+        assert _text(p["rejected"]) == item["ground_truth"] and _text(p["chosen"]) == item["reference_response"]
+        assert any(v["passed"] is False for v in p["meta"]["rejected_verdicts"])
+    assert report["discards"]["stripped:no_policy_backend"] == 1
+    with pytest.raises(ValueError, match="stripped_source: expected one of policy, ground_truth"):
+        BuildConfig(stripped_source="truth")
+
+
 def test_teacher_answers_become_chosen_only_when_compliant(tmp_path):
     from fake_openai import FakeOpenAI
 
