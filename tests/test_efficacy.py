@@ -8,11 +8,15 @@ pairs on 64 train items and scores the base model on the bundled held-out split
 result with ``ifpo evaluate`` (the verifier suite). The steps and helpers are bench/efficacy.py's.
 
 What each test catches (each was checked by breaking the code once; see the issue-11 note):
-- DPO on built pairs raises held-out IPR: a loss or data bug that stops DPO from teaching;
+- DPO on built pairs raises held-out format CPR: a loss or data bug that stops DPO from teaching (format: the
+  learnable default does not read its pixels, and every content rule of the world asks about them);
 - the same pairs with chosen and rejected swapped lower it: a sign/ordering bug that still "learns";
 - the pixel-dependent rules improve only when training sees the media: media dropped from the forward
   (measured as the held-out grounding pairs' margin on the pixel-reading build, ``PixelSteps``);
-- GRPO with checklist rewards raises held-out CPR: rewards misaligned with completions, or no update.
+- GRPO with checklist rewards raises held-out format CPR: rewards misaligned with completions, or no update.
+
+Each margin is below what every training seed measured (``--learning-seed``; the table is in the note of
+the issue that shipped the weights).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ class Steps:
         self.world = learnable_world(self.model, root / "world")
         self.train = self.bench.subset_items(self.bench.read_jsonl(self.world)[:64], self.world.parent)
         self.heldout = self.bench.read_jsonl(HELDOUT)
-        self.args = argparse.Namespace(dpo_steps=40, grpo_steps=40)
+        self.args = argparse.Namespace(dpo_steps=40, grpo_steps=80)
         self.seed = seed  # pytest --learning-seed: the margins below must hold on other seeds too
         self.pairs = self.bench.build_pairs(self.model, self.train, root / "pairs", self.logs, ["corrupted", "stripped"],
                                             seed=seed)
@@ -140,13 +144,14 @@ def test_pixel_rules_improve_only_with_media(pixel_steps):
     assert with_media["gain"] >= 3.0 and blanked["gain"] < with_media["gain"] / 3, (with_media, blanked)
 
 
-def test_grpo_with_checklist_rewards_raises_heldout_cpr(steps):
+def test_grpo_with_checklist_rewards_raises_heldout_format_cpr(steps):
     # Rewards misaligned with completions (or zero, or no update) leave held-out CPR flat or lower it.
-    # 40 steps of 2 prompts x 8 rollouts over 240 train items, as bench/efficacy.py. Shipped weights, seed 0:
-    # CPR micro 44.0 -> 55.2 (format 58.3 -> 80.0, content 28.6 -> 28.6), IPR 12.5 -> 20.8. (The recipe's
-    # former beta 0 / lr 2e-3 hacked the reward: CPR 44.0 -> 35.3.)
+    # 80 steps of 2 prompts x 8 rollouts over 240 train items. As with DPO, what the learnable default can learn
+    # is format (its content rules are pixel-dependent guesses: their CPR moved -10.7 to +7.1 across seeds).
+    # Shipped weights, bundled split, format CPR 58.3 -> 73.3 / 80.0 on training seeds 1 / 2 (at 40 steps seed 1
+    # gained nothing); the recipe's former beta 0 / lr 2e-3 hacked the reward (CPR 44.0 -> 35.3 on seed 0).
     items = steps.bench.subset_items(steps.bench.read_jsonl(steps.world)[:240], steps.world.parent)
     run = steps.bench.train_grpo(steps.model, items, steps.root / "runs" / "grpo", steps.logs, "grpo", steps.args,
                                  seed=steps.seed)
     after = steps.score(steps.bench.evaluate(run, HELDOUT, steps.root / "eval" / "grpo", steps.logs, "grpo"))
-    assert after["cpr_micro"] >= steps.base["cpr_micro"] + 5.0, (steps.base, after)
+    assert after["cpr_format"] >= steps.base["cpr_format"] + 8.0, (steps.base, after)
