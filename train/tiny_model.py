@@ -721,7 +721,7 @@ def learnable_default(cache_root: str | Path | None = None, *, rebuild: bool = F
     """The learnable embedded default: a ``LEARNABLE_SPEC`` Qwen3-VL warm-started with ``train/sft.py``.
 
     The shipped build (``train/models/tiny-world``) unless ``rebuild`` is true or the build settings have no
-    shipped build; then it is built (the world's train split, then SFT on partly obedient responses; about 12
+    shipped build; then it is built (the world's train split, then SFT on partly obedient responses; about 7
     minutes on 2 CPU cores) into ``CACHE/<key>/model`` and reused afterwards; ``key`` hashes every build
     setting (the world's train split it was warm-started on stays beside it, ``CACHE/<key>/world``;
     :func:`learnable_world` draws the same split for any build). Concurrent builders each write a private
