@@ -52,6 +52,39 @@ class LabelError(ValueError):
     def __init__(self, field_path: str, message: str) -> None:
         super().__init__(f"{field_path}: {message}" if field_path else message)
         self.field = field_path
+        self.message = message
+
+
+def resolve_label(label: Any, items: Mapping[str, dict], validator: Any, field_path: str, *, holds: str,
+                  no_items: str | None = None) -> dict[str, Any]:
+    """The item a label names: an id of ``items``, or an inline item (an object or its JSON text), validated.
+
+    ``holds`` says where the ids come from (in the unknown-id message); ``no_items``, if given, is the message
+    for an id when there are no items at all. Raises :class:`LabelError` naming ``field_path``."""
+    if isinstance(label, bytes):
+        label = label.decode("utf-8")
+    if isinstance(label, str):
+        text = label.strip()
+        if text.startswith("{"):
+            try:
+                label = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise LabelError(field_path, f"not valid JSON for an inline item ({exc.msg}, column {exc.colno})") from None
+        elif text in items:
+            return items[text]
+        elif not items and no_items is not None:
+            raise LabelError(field_path, f"item id {text[:80]!r} given, but {no_items}")
+        else:
+            raise LabelError(field_path, f"unknown item id {text[:80]!r} ({holds})")
+    if isinstance(label, Mapping):
+        if "constraints" not in label and isinstance(label.get("id"), str) and label["id"] in items:
+            return items[label["id"]]
+        problems = validator.validate(dict(label))
+        if problems:
+            where, message = problems[0]
+            raise LabelError(f"{field_path}.{where}" if where else field_path, message)
+        return dict(label)
+    raise LabelError(field_path, f"expected an item id (string) or an item (object), got {type(label).__name__}")
 
 
 @dataclass(frozen=True)
@@ -129,31 +162,9 @@ class Adapter:
 
     def item(self, label: Any, field_path: str = "label") -> dict[str, Any]:
         """The item a label names: an id of the items file, or an inline item (an object or its JSON text)."""
-        if isinstance(label, bytes):
-            label = label.decode("utf-8")
-        if isinstance(label, str):
-            text = label.strip()
-            if text.startswith("{"):
-                try:
-                    label = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise LabelError(field_path, f"not valid JSON for an inline item ({exc.msg}, column {exc.colno})") from None
-            elif text in self.items:
-                return self.items[text]
-            elif not self.items:
-                raise LabelError(field_path, f"item id {text[:80]!r} given, but no items file (set IFPO_ITEMS or items=)")
-            else:
-                raise LabelError(field_path, f"unknown item id {text[:80]!r} (the items file {self.settings.items} "
-                                             f"holds {len(self.items)} items)")
-        if isinstance(label, Mapping):
-            if "constraints" not in label and isinstance(label.get("id"), str) and label["id"] in self.items:
-                return self.items[label["id"]]
-            problems = self.validator.validate(dict(label))
-            if problems:
-                where, message = problems[0]
-                raise LabelError(f"{field_path}.{where}" if where else field_path, message)
-            return dict(label)
-        raise LabelError(field_path, f"expected an item id (string) or an item (object), got {type(label).__name__}")
+        return resolve_label(label, self.items, self.validator, field_path,
+                             holds=f"the items file {self.settings.items} holds {len(self.items)} items",
+                             no_items="no items file (set IFPO_ITEMS or items=)")
 
     def score(self, labels: Sequence[Any], texts: Sequence[str], field_name: str = "labels"
               ) -> list[tuple[dict[str, Any], dict[str, float | None]]]:

@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ifpo.verifiers.reward_adapters import LabelError, openrlhf_completion
+from ifpo.verifiers.reward_adapters import LabelError, openrlhf_completion, resolve_label
 from ifpo.verifiers.rewards import EMPTY_POLICIES, UNJUDGED_POLICIES, RewardSpec, reward_values
 
 log = logging.getLogger("ifpo.serve")
@@ -189,27 +189,11 @@ class Scorer:
 
     def resolve_item(self, value: Any, field_path: str) -> dict[str, Any]:
         """An item from its id (a string) or inline (an object, or its JSON text), validated."""
-        if isinstance(value, str):
-            text = value.strip()
-            if text.startswith("{"):
-                try:
-                    value = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise RequestError(field_path, f"not valid JSON for an inline item ({exc.msg}, column {exc.colno})") from None
-            elif text in self.items:
-                return self.items[text]
-            else:
-                raise RequestError(field_path, f"unknown item id {value[:80]!r} (the server holds {len(self.items)} "
-                                               f"items from {self.config.items})")
-        if isinstance(value, Mapping):
-            if "constraints" not in value and isinstance(value.get("id"), str) and value["id"] in self.items:
-                return self.items[value["id"]]
-            problems = self.validator.validate(dict(value))
-            if problems:
-                where, message = problems[0]
-                raise RequestError(f"{field_path}.{where}" if where else field_path, message)
-            return dict(value)
-        raise RequestError(field_path, f"expected an item id (string) or an item (object), got {type(value).__name__}")
+        try:
+            return resolve_label(value, self.items, self.validator, field_path,
+                                 holds=f"the server holds {len(self.items)} items from {self.config.items}")
+        except LabelError as exc:
+            raise RequestError(exc.field, exc.message) from None
 
     async def check(self, pairs: list[tuple[dict, str]]) -> list[dict[str, Any]]:
         """The verdict records of ``pairs``, the pool's processes sharing the work."""
