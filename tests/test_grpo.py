@@ -124,15 +124,26 @@ def test_a_failing_judge_leaves_verdicts_unjudged_and_training_continues(tmp_pat
     assert rewards and all(r is None for r in rewards)  # never a silent 1
 
 
-@pytest.mark.slow
-def test_entry_script_runs_the_tiny_recipe(tmp_path):
-    out = tmp_path / "run"
+@pytest.fixture(scope="module")
+def entry_run(tmp_path_factory):
+    """``accelerate launch train/grpo.py recipes/tiny_grpo.yaml`` as users run it, 2 steps on text and image items,
+    a checkpoint at each step and the eval hook on 3 sample items (one launch serves both tests below)."""
+    work = tmp_path_factory.mktemp("grpo-entry")
+    out = work / "run"
+    hook = {"items": str(REPO / "sample" / "items.jsonl"), "max_items": 3,
+            "generation": {"max_new_tokens": 8, "temperature": 0}}
     done = subprocess.run(
         [*LAUNCH, str(REPO / "train" / "grpo.py"), str(REPO / "recipes" / "tiny_grpo.yaml"), "--output_dir", str(out),
-         "--max_steps", "2", "--save_steps", "2", "--item_media", "text,image", "--eval_hook", "null"],
-        env=ENV, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+         "--max_steps", "2", "--save_steps", "1", "--item_media", "text,image", "--eval_hook", json.dumps(hook)],
+        env=ENV, cwd=work, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+@pytest.mark.slow
+def test_entry_script_runs_the_tiny_recipe(entry_run):
+    out = entry_run
     assert (out / "adapter_model.safetensors").is_file()
     assert (out / "recipe.resolved.yaml").is_file()
     manifest = json.loads((out / "run_manifest.json").read_text())
@@ -152,15 +163,8 @@ def test_bad_recipe_fails_before_loading(capsys):
 
 
 @pytest.mark.slow
-def test_eval_hook_scores_step_0_and_each_checkpoint(tmp_path):
-    out = tmp_path / "hooked"
-    hook = {"items": str(REPO / "sample" / "items.jsonl"), "max_items": 3,
-            "generation": {"max_new_tokens": 8, "temperature": 0}}
-    done = subprocess.run([sys.executable, str(REPO / "train" / "grpo.py"), str(REPO / "recipes" / "tiny_grpo.yaml"),
-                           "--output_dir", str(out), "--max_steps", "2", "--save_steps", "1",
-                           "--eval_hook", json.dumps(hook)], cwd=tmp_path, env={**os.environ, **ENV},
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+def test_eval_hook_scores_step_0_and_each_checkpoint(entry_run):
+    out = entry_run
     for step in (0, 1, 2):
         assert json.loads((out / "eval" / f"checkpoint-{step}" / "report.json").read_text())["n_items"] == 3
     logs = [json.loads(line) for line in (out / "log_history.jsonl").read_text().splitlines()]
