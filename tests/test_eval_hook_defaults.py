@@ -104,10 +104,16 @@ def test_training_stops_at_start_naming_the_key(script, recipe, tmp_path, monkey
 
 @pytest.mark.slow
 def test_a_tiny_dpo_run_evaluates_step_0_and_each_checkpoint_by_default(tmp_path):
-    """No --eval_hook given: the recipe's own hook scores the base weights and every checkpoint."""
+    """No --eval_hook given: the recipe's own hook scores the base weights and every checkpoint, and the tracker
+    (tensorboard, read back from its own event files) receives each evaluation at its step. The tracker check was
+    tests/test_dpo.py's own 4-step launch; one launch serves both."""
     out = tmp_path / "run"
     done = subprocess.run([sys.executable, str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"),
                            "--output_dir", str(out), "--max_steps", "4", "--save_steps", "2", "--eval_pairs", "null",
+                           "--report_to", "tensorboard",
+                           # 8 pairs, 2 a step: the reference log-probs of the recipe's 71 pairs and 8-pair steps
+                           # took 45 of this test's 60 s, and the hook's steps do not depend on them
+                           "--max_pairs", "8", "--per_device_train_batch_size", "2",
                            "--eval_hook.max_items", "6"],  # a bounded look at the default hook
                           cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -117,3 +123,11 @@ def test_a_tiny_dpo_run_evaluates_step_0_and_each_checkpoint_by_default(tmp_path
         assert Path(report["evaluation"]["items"]) == HELDOUT
     logs = [json.loads(line) for line in (out / "log_history.jsonl").read_text().splitlines()]
     assert sorted(x["step"] for x in logs if "eval_ifpo/ipr" in x) == [0, 2, 4]
+    assert sorted(x["step"] for x in logs if "eval_ifpo/cpr_micro" in x) == [0, 2, 4]
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = [EventAccumulator(str(p.parent)).Reload() for p in out.rglob("events.out.tfevents.*")]
+    # transformers files "eval_*" keys under "eval/" for trackers
+    steps = sorted(e.step for acc in events if "eval/ifpo/ipr" in acc.Tags()["scalars"]
+                   for e in acc.Scalars("eval/ifpo/ipr"))
+    assert steps == [0, 2, 4]

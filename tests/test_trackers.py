@@ -358,21 +358,8 @@ def test_batched_generation_logs_no_processor_kwargs_warning(tmp_path):
     assert not [r for r in records if "processor_kwargs" in r]
 
 
-@pytest.mark.slow
-def test_two_processes_log_each_line_once(tmp_path):
-    """torchrun --nproc_per_node 2: ifpo's INFO lines come from the first process only (each appeared twice)."""
-    import re
-
-    done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29547",
-         str(REPO / "train" / "dpo.py"), str(REPO / "recipes" / "tiny.yaml"), "--output_dir", str(tmp_path / "ddp"),
-         "--max_steps", "1", "--eval_pairs", "null", "--save_strategy", "no", "--eval_hook", "null"],
-        cwd=tmp_path, env={**ENV, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = [re.sub(r"^\S+ \S+ ", "", line) for line in done.stderr.splitlines() if " ifpo." in line]
-    assert sum("ifpo.dpo: pairs:" in line for line in lines) == 1
-    assert sum("ifpo.dpo: lengths:" in line for line in lines) == 1
-    assert sum("ifpo.dpo: done in" in line for line in lines) == 1
+# Two processes log each ifpo line once: tests/test_dpo.py (test_two_processes_log_each_line_once), on the
+# torchrun launch that also checks the ranks' pairs.
 
 
 @pytest.mark.parametrize(
