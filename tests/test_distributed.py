@@ -11,6 +11,7 @@ DDP's adapter; the eval hook scores steps 0, 2 and 4 on mixed items. The fast te
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -42,9 +43,12 @@ ENV = {
     # One thread per rank: the same float summation order in every run, so backends compare to DDP exactly.
     "OMP_NUM_THREADS": "1",
     # ZeRO-3 offload JIT-compiles DeepSpeed's CPU Adam (a few minutes on 2 cores, once): kept with the engine
-    # venvs other tests cache, reused when present.
+    # venvs other tests cache, reused when present. One folder per venv: the build's command names the venv's
+    # deepspeed and torch paths, so a CI clone's venv and the dev venv sharing a folder rebuilt it on every switch
+    # (three builds of about a minute each in one morning here).
     "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR") or str(
-        Path(os.environ.get("IFPO_TEST_VENVS", Path.home() / ".cache" / "ifpo-test-venvs")) / "torch-extensions"),
+        Path(os.environ.get("IFPO_TEST_VENVS", Path.home() / ".cache" / "ifpo-test-venvs")) / "torch-extensions"
+        / hashlib.sha256(sys.prefix.encode()).hexdigest()[:10]),
 }
 # Steps 1-2 then 3-4 (resumed); 2 pairs per rank per step, 12 pairs ordered so the ranks' batches mix media
 # differently (the final evaluation walks them in order: [video, image] on one rank, [text, text] on the other).
