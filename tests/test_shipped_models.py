@@ -48,7 +48,8 @@ def test_learnable_default_reads_the_shipped_weights_and_builds_nothing(monkeypa
     assert tm.pixel_reading_default() == tm.SHIPPED_ROOT / "tiny-world-pixels"
     assert not (tmp_path / "cache").exists()
     # a build setting without a shipped build is built (here: refused by the stub), never mistaken for one
-    other = {**tm.LEARNABLE_BUILD, "world_seed": 7}
+    # (a 12-item train split: the build draws and renders its world before it trains, 1200 items took 25 s here)
+    other = {**tm.LEARNABLE_BUILD, "world_seed": 7, "world_train_items": 12}
     assert tm.shipped_model(tm.learnable_key(other)) is None
     with pytest.raises(AssertionError, match="trained a model"):
         tm.learnable_default(build=other)
