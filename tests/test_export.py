@@ -369,7 +369,10 @@ def test_ifpo_dpo_trains_on_the_hf_export(pairs_dir, tmp_path):
     run = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, str(REPO / "train" / "dpo.py"), str(TINY_RECIPE), "--pairs", f"hf:{out}", "--output_dir",
-         str(run), "--max_steps", "1", "--eval_pairs", "null", "--save_strategy", "no", "--logging_steps", "1"],
+         str(run), "--max_steps", "1", "--eval_pairs", "null", "--save_strategy", "no", "--logging_steps", "1",
+         # every row is still read and its media materialised; the first 8 train (one step of the recipe's 8):
+         # reference log-probs and lengths of all 71 took most of this test
+         "--max_pairs", "8"],
         cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     logs = [json.loads(line) for line in (run / "log_history.jsonl").read_text().splitlines()]
