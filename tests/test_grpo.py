@@ -33,10 +33,12 @@ ENV = {
     "HF_DATASETS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
     "PYTHONPATH": str(REPO),
-    "OMP_NUM_THREADS": "2",
+    # One thread: on 2 shared cores a 2-thread OpenMP pool waits on a busy core (the tiny model's 4 DPO steps took
+    # 40 s at 2 threads and 11-14 s at 1, measured side by side under load 2-2.5).
+    "OMP_NUM_THREADS": "1",
 }
 LAUNCH = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1", "--num_machines", "1",
-          "--mixed_precision", "no", "--dynamo_backend", "no", "--num_cpu_threads_per_process", "2"]
+          "--mixed_precision", "no", "--dynamo_backend", "no", "--num_cpu_threads_per_process", "1"]
 
 # Word budgets and formats whose pass rate varies across random-token rollouts of the tiny model.
 VIDEO_ITEM, IMAGE_ITEM = "v08-single-3", "i02-selection-1"
