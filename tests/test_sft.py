@@ -107,7 +107,8 @@ def test_tiny_sft_run_masks_the_prompt_and_saves_a_loadable_model(tmp_path):
     proc = subprocess.run(
         [sys.executable, "train/sft.py", "recipes/tiny_sft.yaml", "--items", str(items_path), "--responses", "reference",
          "--vision_qa_share", "0", "--vision_warmup_steps", "2", "--output_dir", str(tmp_path / "run"),
-         "--max_steps", "3", "--per_device_train_batch_size", "2", "--logging_steps", "1"],
+         "--max_steps", "3", "--per_device_train_batch_size", "2", "--logging_steps", "1",
+         "--threads", "1"],  # a 2-thread pool on 2 shared cores waits on the busy one
         cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     from transformers import AutoModelForImageTextToText

@@ -31,6 +31,8 @@ ENV = {
     "WANDB_MODE": "offline",
     "WANDB_SILENT": "true",
     "PYTHONPATH": str(REPO),
+    # One OpenMP thread: a 2-thread pool on 2 shared cores waits on the busy one (tiny DPO steps 3-4x slower).
+    "OMP_NUM_THREADS": "1",
 }
 
 
