@@ -10,6 +10,10 @@ cd "$repo"
 bash scripts/install_chromium.sh || echo "[test] chromium not installed (see above); the browser tests will skip"
 # Offline by construction: nothing in the tests may reach a hub.
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 WANDB_MODE=offline TOKENIZERS_PARALLELISM=false
+# One OpenMP thread unless set: the tests' models are tiny, and on 2 shared cores torch's default 2-thread pool waits
+# on the busy core (tests/test_grpo.py + test_shared_prompt.py in-process: 131 s at the default, 22 s at 1, load ~3).
+# The learning tests' margins were tuned with OMP_NUM_THREADS=1 too (the bench/efficacy.py runs).
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 echo "[test] ruff"
 ruff check .
 echo "[test] pytest"
