@@ -117,6 +117,47 @@ def test_use_vllm_selects_the_server_backend_and_keeps_trl_off_vllm(tmp_path):
     assert plain.ifpo.rollout_backend == "transformers"
 
 
+def test_rollout_threads_failing_together_recover_with_one_adapter_load(tmp_path):
+    """The requests of one batch run in threads and lose a restarted server together; the server refuses a
+    second load of one adapter name (HTTP 400 "already been loaded"), so only one thread may load it again."""
+    import threading
+
+    from ifpo.train.vllm_rollouts import RolloutServerError, VllmServerRollouts
+
+    client = VllmServerRollouts("http://127.0.0.1:9", tmp_path)
+    client.adapter, client.adapter_path = "ifpo-run-step0", tmp_path / "ifpo-run-step0"
+    served: set[str] = set()
+    loads: list[str] = []
+    both_failed = threading.Barrier(2)
+
+    def wait_ready():
+        return ["base", *sorted(served)]
+
+    def load(name, path):
+        time.sleep(0.2)  # a real load takes a while: the other thread's wait_ready lands inside it
+        if name in served:
+            raise RolloutServerError(f"loading adapter {name!r}: HTTP 400: already been loaded")
+        loads.append(name)
+        served.add(name)
+
+    client.wait_ready, client._load = wait_ready, load
+    errors: list[Exception] = []
+
+    def one():
+        both_failed.wait()
+        try:
+            client._recover()
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and loads == ["ifpo-run-step0"] and client.recoveries == 2, (errors, loads)
+
+
 def test_vllm_compatible_tiny_model_has_text_head_dim_64(tmp_path):
     """``ifpo tiny-model --vllm-compatible``: vLLM's CPU attention refuses the default tiny model's head_dim 16."""
     from ifpo.train.tiny_model import cli_main

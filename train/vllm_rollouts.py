@@ -30,6 +30,7 @@ import io
 import json
 import logging
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -113,6 +114,9 @@ class VllmServerRollouts:
         self.adapter_path: Path | None = None
         self.synced_step: int | None = None
         self.recoveries = 0
+        # The rollout threads of one batch fail together when the server goes away: one of them recovers, the
+        # others then find the adapter loaded (two concurrent loads of one name: the second is refused).
+        self._recover_lock = threading.Lock()
         self.mismatch_warned = False
         # A chat template sent with every request (the server's own when None); see trainer_rollouts.
         self.chat_template: str | None = None
@@ -212,12 +216,13 @@ class VllmServerRollouts:
 
     def _recover(self) -> None:
         """After a failed request: wait for the server, and load the current adapter again if it lost it."""
-        self.recoveries += 1
-        names = self.wait_ready()
-        if self.adapter is not None and self.adapter not in names:
-            logger.warning("vLLM server at %s came back without adapter %s: loading it again", self.base_url,
-                           self.adapter)
-            self._load(self.adapter, self.adapter_path)
+        with self._recover_lock:
+            self.recoveries += 1
+            names = self.wait_ready()
+            if self.adapter is not None and self.adapter not in names:
+                logger.warning("vLLM server at %s came back without adapter %s: loading it again", self.base_url,
+                               self.adapter)
+                self._load(self.adapter, self.adapter_path)
 
     def _chat(self, body: dict[str, Any], attempts: int = 3) -> dict[str, Any]:
         from ifpo.verifiers.http import EndpointError
