@@ -21,7 +21,6 @@ phrasing, so other items are skipped (and counted).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections import Counter
@@ -32,6 +31,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from ifpo.data_builders.sample_benchmark.media import PALETTE  # noqa: E402
+from ifpo.verifiers.io import iter_jsonl  # noqa: E402
 
 COLOUR = re.compile(r"\b(" + "|".join(sorted(PALETTE, key=len, reverse=True)) + r")\b")
 LISTED = re.compile(r"the colours are ([a-z ,]+?)\.")
@@ -41,7 +41,12 @@ NUMBER = {"one": 1, "two": 2, "three": 3}
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = []
+    for line, record, error in iter_jsonl(path):
+        if error is not None or not isinstance(record, dict):
+            raise SystemExit(f"{path}:{line}: {error or 'expected a JSON object'}")
+        rows.append(record)
+    return rows
 
 
 def diagnose(items: dict[str, dict], folder: Path) -> dict[str, float | int]:
