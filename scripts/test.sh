@@ -17,4 +17,7 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 echo "[test] ruff"
 ruff check .
 echo "[test] pytest"
-python -m pytest -q "$@"
+# Two worker processes (pytest-xdist), a whole file to each at a time (module fixtures such as the vLLM server and the
+# efficacy runs' models are built once): most of the suite is single-threaded, so the second core would otherwise
+# idle outside the two-rank launches. IFPO_TEST_WORKERS=0 runs everything in this process (what -s needs).
+python -m pytest -q -n "${IFPO_TEST_WORKERS:-2}" --dist loadfile "$@"

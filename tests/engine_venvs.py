@@ -13,6 +13,7 @@ compiled modules are optional (pyproject's ``ext-modules``), and a light install
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -81,9 +82,15 @@ def ifpo_venv(name: str, packages: tuple[str, ...] = (), no_deps: tuple[str, ...
     key = hashlib.sha256(repr((sorted(core), packages, no_deps, sys.version_info[:2])).encode()).hexdigest()[:10]
     venv = venv_root() / f"{name}-{key}"
     python = venv / "bin" / "python"
-    ready = venv / ".ready"
-    with tempfile.TemporaryDirectory() as tmp:
+    ready, installed = venv / ".ready", venv / ".ifpo-source"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # One test process at a time builds or updates a venv: the suite runs files in parallel (pytest-xdist), and two
+    # files share the ms-swift venv. ifpo is reinstalled only when the checkout's files changed, so a test using the
+    # venv in one worker never sees another worker reinstall ifpo under it.
+    with (venv.parent / f"{venv.name}.lock").open("w") as lock, tempfile.TemporaryDirectory() as tmp:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         repo = checkout_copy(Path(tmp) / "ifpo")
+        source = _tree_digest(repo)
         if not ready.exists():
             if heavy and os.environ.get(BUILD_ENV) != "1":
                 pytest.skip(f"the {name} venv ({venv}) is not built: it holds torch and its CUDA libraries (about "
@@ -100,11 +107,21 @@ def ifpo_venv(name: str, packages: tuple[str, ...] = (), no_deps: tuple[str, ...
                 if done.returncode != 0:
                     pytest.skip(f"pip install {' '.join(args)} failed in {venv}: {done.stderr.strip()[-600:]}")
             ready.touch()
-        else:
+            installed.write_text(source)
+        elif not installed.is_file() or installed.read_text() != source:
             done = _pip(python, "--no-deps", "--force-reinstall", "--no-build-isolation", str(repo))
             if done.returncode != 0:
                 pytest.fail(f"reinstalling ifpo into {venv} failed: {done.stderr.strip()[-600:]}")
+            installed.write_text(source)
     return python
+
+
+def _tree_digest(root: Path) -> str:
+    """sha256 over the relative paths and bytes of every file under ``root``."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def run(python: Path, *args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
