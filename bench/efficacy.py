@@ -592,8 +592,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  target {'met' if c['met'] else 'NOT met'}: {c}")
     summary = {"heldout": [str(p) for p in heldout_paths], "n_heldout": len(heldout), "train_seeds": seeds,
                "n_train_items": len(train_items), "model": str(model), "model_weights": weights_id(model),
-               "dpo_steps": args.dpo_steps, "grpo_steps": args.grpo_steps, "dpo_grpo_steps": args.dpo_grpo_steps, "grpo_after_dpo": GRPO_AFTER_DPO,
-               "results": results, "pair_margins": margins, "skipped": notes, "targets": checks,
+               "dpo_steps": args.dpo_steps, "grpo_steps": args.grpo_steps, "dpo_grpo_steps": args.dpo_grpo_steps,
+               "grpo_after_dpo": GRPO_AFTER_DPO, "results": results, "pair_margins": margins, "skipped": notes, "targets": checks,
                "seconds": round(time.perf_counter() - started, 1)}
     (out / "efficacy.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {out / 'efficacy.json'} in {summary['seconds']:.0f}s")

@@ -3,8 +3,9 @@
 The light install (no ``train`` extra) and the RL engines (verl, OpenRLHF, ms-swift) pin packages that
 conflict with the dev venv's, so each gets its own venv under ``IFPO_TEST_VENVS`` (default
 ``~/.cache/ifpo-test-venvs``), keyed by what went into it and reused while that stays the same. A reused
-venv gets the current checkout's ifpo again (``--no-deps``, seconds). Where a package cannot be
-installed (no registry, no wheel for this platform) the calling test is skipped with pip's last lines.
+venv gets the current checkout's ifpo again when the checkout's files changed (``--no-deps``, seconds).
+Where a package cannot be installed (no registry, no wheel for this platform) the calling test is skipped
+with pip's last lines.
 
 ifpo is installed from a copy of the checkout's files (``git ls-files``: tracked and untracked-but-not-
 ignored), so the build never writes into the shared working tree, and with ``CC=/bin/false``: the
@@ -83,6 +84,9 @@ def ifpo_venv(name: str, packages: tuple[str, ...] = (), no_deps: tuple[str, ...
     venv = venv_root() / f"{name}-{key}"
     python = venv / "bin" / "python"
     ready, installed = venv / ".ready", venv / ".ifpo-source"
+    if heavy and not ready.exists() and os.environ.get(BUILD_ENV) != "1":
+        pytest.skip(f"the {name} venv ({venv}) is not built: it holds torch and its CUDA libraries (about "
+                    f"6 GB, 10-15 minutes); build it with {BUILD_ENV}=1 or `python tests/test_engines.py`")
     venv.parent.mkdir(parents=True, exist_ok=True)
     # One test process at a time builds or updates a venv: the suite runs files in parallel (pytest-xdist), and two
     # files share the ms-swift venv. ifpo is reinstalled only when the checkout's files changed, so a test using the
@@ -92,11 +96,7 @@ def ifpo_venv(name: str, packages: tuple[str, ...] = (), no_deps: tuple[str, ...
         repo = checkout_copy(Path(tmp) / "ifpo")
         source = _tree_digest(repo)
         if not ready.exists():
-            if heavy and os.environ.get(BUILD_ENV) != "1":
-                pytest.skip(f"the {name} venv ({venv}) is not built: it holds torch and its CUDA libraries (about "
-                            f"6 GB, 10-15 minutes); build it with {BUILD_ENV}=1 or `python tests/test_engines.py`")
             shutil.rmtree(venv, ignore_errors=True)
-            venv.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
             # setuptools in the venv, so a reused venv reinstalls ifpo without build isolation
             steps = [("setuptools>=74.1", "wheel"), (str(repo), *packages)]
@@ -107,12 +107,11 @@ def ifpo_venv(name: str, packages: tuple[str, ...] = (), no_deps: tuple[str, ...
                 if done.returncode != 0:
                     pytest.skip(f"pip install {' '.join(args)} failed in {venv}: {done.stderr.strip()[-600:]}")
             ready.touch()
-            installed.write_text(source)
         elif not installed.is_file() or installed.read_text() != source:
             done = _pip(python, "--no-deps", "--force-reinstall", "--no-build-isolation", str(repo))
             if done.returncode != 0:
                 pytest.fail(f"reinstalling ifpo into {venv} failed: {done.stderr.strip()[-600:]}")
-            installed.write_text(source)
+        installed.write_text(source)
     return python
 
 
