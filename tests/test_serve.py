@@ -312,13 +312,14 @@ def test_several_server_workers_answer_alike_and_log(tmp_path):
                 "rewards": ["cpr", "ipr"]}
         expected = [_expected(item, t, ["cpr", "ipr"]) for t in _completions(item)]
         pids = set()
-        for _ in range(30):
+        # until a deadline, not a count: start() returns when the first worker answers, and on loaded cores (the
+        # suite runs files in parallel) the second can take seconds longer to import and bind
+        deadline = time.monotonic() + 60
+        while len(pids) < 2 and time.monotonic() < deadline:
             status, answer = s.post("/v1/rewards", body)
             assert status == 200 and [r["rewards"] for r in answer["results"]] == expected
             pids.add(s.get("/health")[1]["pid"])
-            if len(pids) == 2:
-                break
-        assert len(pids) == 2, "uvicorn spread 30 requests' health checks over one worker only"
+        assert len(pids) == 2, "uvicorn spread 60 s of requests' health checks over one worker only"
         children = psutil.Process(s.proc.pid).children(recursive=True)
     finally:
         s.stop()
